@@ -1,0 +1,120 @@
+package app
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ID prefixes of every resource type (DECISIONS: HTTP conventions).
+const (
+	PrefixOrganization = "org"
+	PrefixPerson       = "usr"
+	PrefixAPIKey       = "key"
+	PrefixVendor       = "vnd"
+	PrefixDevice       = "dev"
+	PrefixEvent        = "evt"
+	PrefixAudit        = "aud"
+	PrefixRisk         = "rsk"
+	PrefixFinding      = "fnd"
+	PrefixFindingTpl   = "ftp"
+	PrefixControl      = "ctl"
+	PrefixFramework    = "frk"
+	PrefixRequirement  = "req"
+	PrefixEvidence     = "evd"
+	PrefixPolicy       = "pol"
+	PrefixTask         = "tsk"
+	PrefixComment      = "cmt"
+	PrefixAttachment   = "att"
+	PrefixWebhook      = "whk"
+	PrefixDelivery     = "dlv"
+	PrefixESG          = "esg"
+)
+
+const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+var (
+	idMu   sync.Mutex
+	lastMS uint64
+	lastR  [10]byte
+)
+
+// NewID returns prefix + "_" + a 26-character ULID: 48 bits of millisecond
+// time then 80 random bits, monotonic within a millisecond, so ids sort by
+// creation time.
+func NewID(prefix string) string {
+	ms := uint64(time.Now().UnixMilli())
+	var r [10]byte
+	idMu.Lock()
+	if ms == lastMS {
+		r = lastR
+		// increment the 80-bit random part
+		for i := 9; i >= 0; i-- {
+			r[i]++
+			if r[i] != 0 {
+				break
+			}
+		}
+	} else {
+		if _, err := rand.Read(r[:]); err != nil {
+			panic("crypto/rand failed: " + err.Error())
+		}
+	}
+	lastMS, lastR = ms, r
+	idMu.Unlock()
+
+	var b [16]byte
+	binary.BigEndian.PutUint16(b[0:2], uint16(ms>>32))
+	binary.BigEndian.PutUint32(b[2:6], uint32(ms))
+	copy(b[6:], r[:])
+	var sb strings.Builder
+	sb.Grow(len(prefix) + 27)
+	sb.WriteString(prefix)
+	sb.WriteByte('_')
+	sb.WriteString(encodeULID(b))
+	return sb.String()
+}
+
+func encodeULID(b [16]byte) string {
+	// 128 bits -> 26 base32 characters (first char holds 3 bits).
+	var out [26]byte
+	hi := binary.BigEndian.Uint64(b[0:8])
+	lo := binary.BigEndian.Uint64(b[8:16])
+	for i := 25; i >= 0; i-- {
+		out[i] = crockford[lo&31]
+		lo = lo>>5 | hi<<59
+		hi >>= 5
+	}
+	return string(out[:])
+}
+
+// HasPrefix reports whether id looks like an id of the given type.
+func HasPrefix(id, prefix string) bool {
+	return len(id) == len(prefix)+27 && strings.HasPrefix(id, prefix+"_")
+}
+
+// RandomToken returns n random bytes encoded in lowercase base32 without padding.
+func RandomToken(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	const alpha = "abcdefghijklmnopqrstuvwxyz234567"
+	var sb strings.Builder
+	var acc uint32
+	bits := 0
+	for _, c := range b {
+		acc = acc<<8 | uint32(c)
+		bits += 8
+		for bits >= 5 {
+			sb.WriteByte(alpha[(acc>>(bits-5))&31])
+			bits -= 5
+		}
+	}
+	if bits > 0 {
+		sb.WriteByte(alpha[(acc<<(5-bits))&31])
+	}
+	return sb.String()
+}

@@ -1,0 +1,469 @@
+// Command compliance is the self-hosted compliance-management appliance:
+// the REST API, the web UI and the background scheduler in one binary.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/storage"
+	"github.com/compliance-appliance/compliance/web"
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+)
+
+// version is stamped by the Makefile.
+var version = "dev"
+
+func main() {
+	if err := rootCmd().Execute(); err != nil {
+		os.Exit(1)
+	}
+}
+
+func rootCmd() *cobra.Command {
+	v := viper.New()
+	root := &cobra.Command{
+		Use:           "compliance",
+		Short:         "Self-hosted compliance management: frameworks, controls, evidence, vendors, risks, findings",
+		SilenceUsage:  true,
+		SilenceErrors: false,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return loadConfig(v, cmd)
+		},
+	}
+	root.PersistentFlags().String("config", "", "YAML config file")
+	root.PersistentFlags().String("data-dir", "./data", "data directory (database, files, secrets)")
+	root.PersistentFlags().Bool("json", false, "print one JSON object on stdout")
+	v.SetDefault("addr", "127.0.0.1:3333")
+	v.SetDefault("data_dir", "./data")
+	v.SetDefault("log_format", "text")
+	v.SetDefault("log_level", "info")
+	v.SetDefault("public_url", "")
+	v.SetDefault("max_upload_mb", 50)
+	v.SetDefault("enterprise_rate_per_minute", 3000)
+	v.SetDefault("enterprise_burst", 6000)
+	v.SetDefault("shutdown_timeout", "30s")
+	_ = v.BindPFlag("data_dir", root.PersistentFlags().Lookup("data-dir"))
+
+	root.AddCommand(serveCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v))
+	return root
+}
+
+// loadConfig applies flags > COMPLIANCE_* environment > config file > defaults.
+func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
+	v.SetEnvPrefix("COMPLIANCE")
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_", ".", "_"))
+	v.AutomaticEnv()
+	if f, _ := cmd.Flags().GetString("config"); f != "" {
+		v.SetConfigFile(f)
+		if err := v.ReadInConfig(); err != nil {
+			return fmt.Errorf("read config %s: %w", f, err)
+		}
+	}
+	return nil
+}
+
+func jsonOut(cmd *cobra.Command) bool {
+	b, _ := cmd.Flags().GetBool("json")
+	return b
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	return enc.Encode(v)
+}
+
+func newLogger(v *viper.Viper, w io.Writer) *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(v.GetString("log_level"))); err != nil {
+		level = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if v.GetString("log_format") == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// env is what every command opens: the data dir, the database, the services.
+type env struct {
+	dir storage.DataDir
+	db  *storage.DB
+	app *app.App
+	log *slog.Logger
+}
+
+func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error) {
+	dir := storage.DataDir{Root: v.GetString("data_dir")}
+	if err := dir.Ensure(); err != nil {
+		return nil, err
+	}
+	db, err := storage.Open(ctx, dir.DBPath())
+	if err != nil {
+		return nil, err
+	}
+	applied, err := db.Migrate(ctx)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	for _, m := range applied {
+		log.Info("migration applied", slog.String("name", m))
+	}
+	a := app.New(db, nil, log, app.Config{
+		EnterpriseRate:  v.GetInt("enterprise_rate_per_minute"),
+		EnterpriseBurst: v.GetInt("enterprise_burst"),
+	})
+	return &env{dir: dir, db: db, app: a, log: log}, nil
+}
+
+func withEnv(v *viper.Viper, cmd *cobra.Command, fn func(ctx context.Context, e *env) error) error {
+	ctx := cmd.Context()
+	e, err := openEnv(ctx, v, newLogger(v, cmd.ErrOrStderr()))
+	if err != nil {
+		return err
+	}
+	defer e.db.Close()
+	return fn(ctx, e)
+}
+
+func serveCmd(v *viper.Viper) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the API, UI and scheduler until SIGINT or SIGTERM",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			log := newLogger(v, cmd.ErrOrStderr())
+			e, err := openEnv(ctx, v, log)
+			if err != nil {
+				return err
+			}
+			defer e.db.Close()
+			srv, err := web.New(e.app, log, web.Options{
+				Version:        version,
+				MaxUploadBytes: int64(v.GetInt("max_upload_mb")) << 20,
+				Health:         e.db.Ping,
+				PublicURL:      v.GetString("public_url"),
+			})
+			if err != nil {
+				return err
+			}
+			addr := v.GetString("addr")
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("listen on %s: %w", addr, err)
+			}
+			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+			jobCtx, stopJobs := context.WithCancel(context.Background())
+			runner := app.NewRunner(log,
+				app.Job{Name: "flush_key_usage", Interval: 5 * time.Second, Run: e.app.FlushKeyUsage},
+				app.Job{Name: "purge_idempotency", Interval: time.Hour, Run: func(ctx context.Context) error {
+					_, err := e.app.PurgeIdempotency(ctx)
+					return err
+				}},
+				app.Job{Name: "optimize_database", Interval: 24 * time.Hour, Run: e.db.Optimize},
+			)
+			runner.Start(jobCtx)
+			errc := make(chan error, 1)
+			go func() { errc <- hs.Serve(ln) }()
+			log.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("version", version),
+				slog.String("data_dir", e.dir.Root))
+			select {
+			case err := <-errc:
+				stopJobs()
+				return err
+			case <-ctx.Done():
+			}
+			log.Info("shutting down")
+			timeout, err := time.ParseDuration(v.GetString("shutdown_timeout"))
+			if err != nil {
+				timeout = 30 * time.Second
+			}
+			sctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			shutdownErr := hs.Shutdown(sctx)
+			stopJobs()
+			runner.Wait()
+			if err := e.app.FlushKeyUsage(sctx); err != nil {
+				log.Warn("flush key usage", slog.Any("error", err))
+			}
+			if shutdownErr != nil {
+				return fmt.Errorf("shutdown: %w", shutdownErr)
+			}
+			log.Info("stopped")
+			return nil
+		},
+	}
+	cmd.Flags().String("addr", "127.0.0.1:3333", "listen address HOST:PORT")
+	_ = v.BindPFlag("addr", cmd.Flags().Lookup("addr"))
+	return cmd
+}
+
+func migrateCmd(v *viper.Viper) *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply schema migrations and exit",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withEnv(v, cmd, func(ctx context.Context, e *env) error {
+				applied, known, err := e.db.SchemaVersion(ctx)
+				if err != nil {
+					return err
+				}
+				if jsonOut(cmd) {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"schemaVersion": applied, "latest": known})
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "schema at version %d\n", applied)
+				return nil
+			})
+		},
+	}
+}
+
+func versionCmd(v *viper.Viper) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if jsonOut(cmd) {
+				return printJSON(cmd.OutOrStdout(), map[string]string{"version": version})
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), version)
+			return nil
+		},
+	}
+}
+
+func orgCmd(v *viper.Viper) *cobra.Command {
+	org := &cobra.Command{Use: "org", Short: "Manage organizations"}
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create an organization",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			name, _ := cmd.Flags().GetString("name")
+			plan, _ := cmd.Flags().GetString("plan")
+			return withEnv(v, cmd, func(ctx context.Context, e *env) error {
+				o, err := e.app.CreateOrganization(ctx, name, plan)
+				if err != nil {
+					return err
+				}
+				if jsonOut(cmd) {
+					return printJSON(cmd.OutOrStdout(), map[string]string{"id": o.ID, "name": o.Name, "plan": o.Plan})
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), o.ID)
+				return nil
+			})
+		},
+	}
+	create.Flags().String("name", "", "organization name")
+	create.Flags().String("plan", app.PlanProfessional, "free, starter, professional or enterprise")
+	_ = create.MarkFlagRequired("name")
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List organizations",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withEnv(v, cmd, func(ctx context.Context, e *env) error {
+				orgs, err := e.app.ListOrganizations(ctx)
+				if err != nil {
+					return err
+				}
+				if jsonOut(cmd) {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"data": orgs})
+				}
+				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tNAME\tPLAN")
+				for _, o := range orgs {
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", o.ID, o.Name, o.Plan)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	org.AddCommand(create, list)
+	return org
+}
+
+func userCmd(v *viper.Viper) *cobra.Command {
+	user := &cobra.Command{Use: "user", Short: "Manage people with a login"}
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create a person with a login",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			orgID, _ := cmd.Flags().GetString("org")
+			email, _ := cmd.Flags().GetString("email")
+			name, _ := cmd.Flags().GetString("name")
+			role, _ := cmd.Flags().GetString("role")
+			pwStdin, _ := cmd.Flags().GetBool("password-stdin")
+			var password string
+			if pwStdin {
+				line, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
+				if err != nil && !errors.Is(err, io.EOF) {
+					return fmt.Errorf("read password: %w", err)
+				}
+				password = strings.TrimRight(line, "\r\n")
+			}
+			return withEnv(v, cmd, func(ctx context.Context, e *env) error {
+				ctx = app.SystemContext(ctx, orgID)
+				if _, err := e.app.GetOrganization(ctx); err != nil {
+					return fmt.Errorf("organization %s: %w", orgID, err)
+				}
+				p, err := e.app.CreatePerson(ctx, app.PersonCreate{Email: email, Name: name, Role: role})
+				if err != nil {
+					return err
+				}
+				if pwStdin {
+					if err := e.app.SetPassword(ctx, p.ID, password); err != nil {
+						return err
+					}
+				}
+				if jsonOut(cmd) {
+					return printJSON(cmd.OutOrStdout(), map[string]string{"id": p.ID})
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), p.ID)
+				return nil
+			})
+		},
+	}
+	create.Flags().String("org", "", "organization id")
+	create.Flags().String("email", "", "email address (the login)")
+	create.Flags().String("name", "", "full name")
+	create.Flags().String("role", "", "owner, admin, auditor, employee or contractor")
+	create.Flags().Bool("password-stdin", false, "read the password from the first line of standard input")
+	for _, f := range []string{"org", "email", "name", "role"} {
+		_ = create.MarkFlagRequired(f)
+	}
+	user.AddCommand(create)
+	return user
+}
+
+func apikeyCmd(v *viper.Viper) *cobra.Command {
+	k := &cobra.Command{Use: "apikey", Short: "Manage API keys"}
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create an API key; prints the plaintext once",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			orgID, _ := cmd.Flags().GetString("org")
+			role, _ := cmd.Flags().GetString("role")
+			name, _ := cmd.Flags().GetString("name")
+			expiresIn, _ := cmd.Flags().GetString("expires-in")
+			return withEnv(v, cmd, func(ctx context.Context, e *env) error {
+				ctx = app.SystemContext(ctx, orgID)
+				if _, err := e.app.GetOrganization(ctx); err != nil {
+					return fmt.Errorf("organization %s: %w", orgID, err)
+				}
+				key, err := e.app.CreateAPIKey(ctx, app.APIKeyCreate{Name: name, Role: role, ExpiresIn: expiresIn})
+				if err != nil {
+					return err
+				}
+				if jsonOut(cmd) {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"id": key.ID, "key": key.Key, "role": key.Role, "expiresAt": key.ExpiresAt})
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), key.Key)
+				return nil
+			})
+		},
+	}
+	create.Flags().String("org", "", "organization id")
+	create.Flags().String("role", "", "owner, admin, auditor, employee or contractor")
+	create.Flags().String("name", "", "what the key is for")
+	create.Flags().String("expires-in", "", "lifetime as a duration, e.g. 720h")
+	for _, f := range []string{"org", "role", "name"} {
+		_ = create.MarkFlagRequired(f)
+	}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List an organization's API keys",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			orgID, _ := cmd.Flags().GetString("org")
+			return withEnv(v, cmd, func(ctx context.Context, e *env) error {
+				keys, err := e.app.ListAPIKeys(app.SystemContext(ctx, orgID))
+				if err != nil {
+					return err
+				}
+				if jsonOut(cmd) {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"data": keys})
+				}
+				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tNAME\tROLE\tPREFIX\tEXPIRES\tLAST USED\tREVOKED")
+				for _, k := range keys {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Role, k.Prefix, fmtTime(k.ExpiresAt), fmtTime(k.LastUsedAt), fmtTime(k.RevokedAt))
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	list.Flags().String("org", "", "organization id")
+	_ = list.MarkFlagRequired("org")
+	revoke := &cobra.Command{
+		Use:   "revoke ID",
+		Short: "Revoke an API key (a running server stops accepting it within 2 seconds)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withEnv(v, cmd, func(ctx context.Context, e *env) error {
+				if err := e.app.RevokeAPIKeyByID(ctx, args[0]); err != nil {
+					return fmt.Errorf("revoke %s: %w", args[0], err)
+				}
+				if jsonOut(cmd) {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"id": args[0], "revoked": true})
+				}
+				return nil
+			})
+		},
+	}
+	k.AddCommand(create, list, revoke)
+	return k
+}
+
+func fmtTime(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.Format(time.RFC3339)
+}
+
+func backupCmd(v *viper.Viper) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "backup",
+		Short: "Write a consistent online copy of the database",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			to, _ := cmd.Flags().GetString("to")
+			return withEnv(v, cmd, func(ctx context.Context, e *env) error {
+				abs, err := filepath.Abs(to)
+				if err != nil {
+					return err
+				}
+				if _, err := os.Stat(abs); err == nil {
+					return fmt.Errorf("%s already exists", abs)
+				}
+				if err := e.db.Backup(ctx, abs); err != nil {
+					return err
+				}
+				if jsonOut(cmd) {
+					return printJSON(cmd.OutOrStdout(), map[string]string{"path": abs})
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), abs)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().String("to", "", "destination file (must not exist)")
+	_ = cmd.MarkFlagRequired("to")
+	return cmd
+}

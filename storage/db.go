@@ -1,0 +1,244 @@
+// Package storage is the SQLite implementation of the app's store
+// interfaces: one writer connection, a pool of read-only readers, embedded
+// migrations.
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/compliance-appliance/compliance/app"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// timeFormat is fixed width so stored times sort as text.
+const timeFormat = "2006-01-02T15:04:05.000Z"
+
+// DB is the SQLite database: one writer connection and a pool of readers.
+type DB struct {
+	w    *sql.DB
+	r    *sql.DB
+	path string
+}
+
+var _ app.Store = (*DB)(nil)
+
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Open opens (creating if needed) the database file. It does not migrate.
+func Open(ctx context.Context, path string) (*DB, error) {
+	w, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	n := max(4, 2*runtime.GOMAXPROCS(0))
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	r.SetConnMaxLifetime(0)
+	return &DB{w: w, r: r, path: path}, nil
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	return errors.Join(db.r.Close(), db.w.Close())
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	var one int
+	return db.r.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+}
+
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+type txKey struct{}
+
+type txState struct {
+	tx    *sql.Tx
+	depth int
+}
+
+// InTx runs fn in a write transaction. A nested call joins the outer
+// transaction under a savepoint.
+func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) (err error) {
+	if st, ok := ctx.Value(txKey{}).(*txState); ok {
+		st.depth++
+		name := fmt.Sprintf("sp%d", st.depth)
+		defer func() { st.depth-- }()
+		if _, err := st.tx.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
+			return fmt.Errorf("savepoint: %w", err)
+		}
+		defer func() {
+			if p := recover(); p != nil {
+				_, _ = st.tx.ExecContext(ctx, "ROLLBACK TO "+name)
+				_, _ = st.tx.ExecContext(ctx, "RELEASE "+name)
+				panic(p)
+			}
+		}()
+		if err := fn(ctx); err != nil {
+			_, rbErr := st.tx.ExecContext(ctx, "ROLLBACK TO "+name)
+			_, relErr := st.tx.ExecContext(ctx, "RELEASE "+name)
+			return errors.Join(err, rbErr, relErr)
+		}
+		_, err := st.tx.ExecContext(ctx, "RELEASE "+name)
+		return err
+	}
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+	}()
+	if err := fn(context.WithValue(ctx, txKey{}, &txState{tx: tx})); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", mapErr(err))
+	}
+	return nil
+}
+
+// rd returns the transaction in ctx, else the reader pool.
+func (db *DB) rd(ctx context.Context) querier {
+	if st, ok := ctx.Value(txKey{}).(*txState); ok {
+		return st.tx
+	}
+	return db.r
+}
+
+// wr returns the transaction in ctx, else the writer connection.
+func (db *DB) wr(ctx context.Context) querier {
+	if st, ok := ctx.Value(txKey{}).(*txState); ok {
+		return st.tx
+	}
+	return db.w
+}
+
+// mapErr maps SQLite errors to app sentinels.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return app.ErrNotFound
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return fmt.Errorf("%w: %s", app.ErrConflict, se.Error())
+		}
+	}
+	return err
+}
+
+func ts(t time.Time) string { return t.UTC().Format(timeFormat) }
+
+func tsPtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return ts(*t)
+}
+
+func parseTS(s string) time.Time {
+	t, err := time.Parse(timeFormat, s)
+	if err != nil {
+		t, _ = time.Parse(time.RFC3339Nano, s)
+	}
+	return t.UTC()
+}
+
+func parseTSPtr(s sql.NullString) *time.Time {
+	if !s.Valid {
+		return nil
+	}
+	t := parseTS(s.String)
+	return &t
+}
+
+func strPtr(s sql.NullString) *string {
+	if !s.Valid {
+		return nil
+	}
+	v := s.String
+	return &v
+}
+
+func nullStr(p *string) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// placeholders returns "?, ?, ?" for n values.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// Optimize runs PRAGMA optimize and truncates the WAL (nightly job).
+func (db *DB) Optimize(ctx context.Context) error {
+	if _, err := db.w.ExecContext(ctx, "PRAGMA optimize"); err != nil {
+		return fmt.Errorf("optimize: %w", err)
+	}
+	if _, err := db.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+// Backup writes a consistent copy of the database to path with VACUUM INTO.
+func (db *DB) Backup(ctx context.Context, path string) error {
+	if _, err := db.w.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
+		return fmt.Errorf("backup to %s: %w", path, err)
+	}
+	return nil
+}

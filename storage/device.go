@@ -1,0 +1,75 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/compliance-appliance/compliance/app"
+)
+
+const deviceColumns = `id, person_id, name, hostname, platform, os_version, serial_number, is_compliant, last_check_in_at, created_at, updated_at`
+
+func scanDevice(row interface{ Scan(...any) error }) (*app.Device, error) {
+	var d app.Device
+	var person, osv, serial, last sql.NullString
+	var compliant int
+	var created, updated string
+	if err := row.Scan(&d.ID, &person, &d.Name, &d.Hostname, &d.Platform, &osv, &serial, &compliant, &last, &created, &updated); err != nil {
+		return nil, mapErr(err)
+	}
+	d.PersonID, d.OSVersion, d.SerialNumber = strPtr(person), strPtr(osv), strPtr(serial)
+	d.IsCompliant = compliant == 1
+	d.LastCheckIn = parseTSPtr(last)
+	d.CreatedAt, d.UpdatedAt = parseTS(created), parseTS(updated)
+	return &d, nil
+}
+
+// CreateDevice inserts a device.
+func (db *DB) CreateDevice(ctx context.Context, orgID string, d *app.Device) error {
+	_, err := db.wr(ctx).ExecContext(ctx, `INSERT INTO devices (organization_id, `+deviceColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		orgID, d.ID, nullStr(d.PersonID), d.Name, d.Hostname, d.Platform, nullStr(d.OSVersion), nullStr(d.SerialNumber),
+		boolInt(d.IsCompliant), tsPtr(d.LastCheckIn), ts(d.CreatedAt), ts(d.UpdatedAt))
+	return mapErr(err)
+}
+
+// GetDevice returns one device.
+func (db *DB) GetDevice(ctx context.Context, orgID, id string) (*app.Device, error) {
+	return scanDevice(db.rd(ctx).QueryRowContext(ctx, `SELECT `+deviceColumns+` FROM devices WHERE organization_id = ? AND id = ?`, orgID, id))
+}
+
+// SetDevicePerson links a device to a person, or unlinks it (nil).
+func (db *DB) SetDevicePerson(ctx context.Context, orgID, id string, personID *string, at time.Time) error {
+	res, err := db.wr(ctx).ExecContext(ctx, `UPDATE devices SET person_id = ?, updated_at = ? WHERE organization_id = ? AND id = ?`,
+		nullStr(personID), ts(at), orgID, id)
+	return affected(res, err)
+}
+
+// ListDevices returns a page of devices.
+func (db *DB) ListDevices(ctx context.Context, orgID string, f app.DeviceFilter) (app.List[app.Device], error) {
+	cond := "organization_id = ?"
+	args := []any{orgID}
+	if f.PersonID != "" {
+		cond += " AND person_id = ?"
+		args = append(args, f.PersonID)
+	}
+	out := app.List[app.Device]{Items: []app.Device{}}
+	q := db.rd(ctx)
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM devices WHERE `+cond, args...).Scan(&out.Total); err != nil {
+		return out, err
+	}
+	rows, err := q.QueryContext(ctx, `SELECT `+deviceColumns+` FROM devices WHERE `+cond+` ORDER BY id LIMIT ? OFFSET ?`,
+		append(args, f.Page.PerPage, f.Page.Offset())...)
+	if err != nil {
+		return out, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		d, err := scanDevice(rows)
+		if err != nil {
+			return out, err
+		}
+		out.Items = append(out.Items, *d)
+	}
+	return out, rows.Err()
+}

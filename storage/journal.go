@@ -1,0 +1,49 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/compliance-appliance/compliance/app"
+)
+
+// AppendEvent writes an event to the outbox in the current transaction.
+func (db *DB) AppendEvent(ctx context.Context, e app.Event) error {
+	payload, err := json.Marshal(e.Data)
+	if err != nil {
+		return fmt.Errorf("encode event %s: %w", e.Type, err)
+	}
+	_, err = db.wr(ctx).ExecContext(ctx,
+		`INSERT INTO events (id, organization_id, type, payload, occurred_at) VALUES (?, ?, ?, ?, ?)`,
+		e.ID, e.OrganizationID, e.Type, string(payload), ts(e.OccurredAt))
+	return mapErr(err)
+}
+
+// AppendAudit chains r to the last record and appends it. The single writer
+// connection serializes appends, so the chain has no forks.
+func (db *DB) AppendAudit(ctx context.Context, r *app.AuditRecord) error {
+	q := db.wr(ctx)
+	var prev string
+	err := q.QueryRowContext(ctx, `SELECT hash FROM audit_log ORDER BY seq DESC LIMIT 1`).Scan(&prev)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("read audit chain head: %w", err)
+	}
+	r.PrevHash = prev
+	r.Hash = app.AuditHash(prev, r)
+	changes, err := json.Marshal(r.Changes)
+	if err != nil {
+		return fmt.Errorf("encode audit changes: %w", err)
+	}
+	res, err := q.ExecContext(ctx, `INSERT INTO audit_log (id, organization_id, occurred_at, actor_type, actor_id, action,
+		resource_type, resource_id, changes, request_id, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.OrganizationID, ts(r.OccurredAt), r.ActorType, r.ActorID, r.Action, r.ResourceType, r.ResourceID,
+		string(changes), r.RequestID, r.PrevHash, r.Hash)
+	if err != nil {
+		return mapErr(err)
+	}
+	r.Seq, _ = res.LastInsertId()
+	return nil
+}

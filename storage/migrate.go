@@ -1,0 +1,134 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+
+	assets "github.com/compliance-appliance/compliance/embed"
+)
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func loadMigrations(fsys fs.FS) ([]migration, error) {
+	entries, err := fs.ReadDir(fsys, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".sql") {
+			continue
+		}
+		num, _, ok := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %s: name must be NNNN_name.sql", name)
+		}
+		b, err := fs.ReadFile(fsys, "migrations/"+name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: v, name: name, sql: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	for i := 1; i < len(out); i++ {
+		if out[i].version == out[i-1].version {
+			return nil, fmt.Errorf("migrations %s and %s share a version", out[i-1].name, out[i].name)
+		}
+	}
+	return out, nil
+}
+
+// SchemaVersion returns the highest applied migration and the highest the
+// binary knows.
+func (db *DB) SchemaVersion(ctx context.Context) (applied, known int, err error) {
+	ms, err := loadMigrations(assets.Migrations)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(ms) > 0 {
+		known = ms[len(ms)-1].version
+	}
+	var exists int
+	if err := db.w.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='schema_migrations'").Scan(&exists); err != nil {
+		return 0, known, err
+	}
+	if exists == 0 {
+		return 0, known, nil
+	}
+	if err := db.w.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&applied); err != nil {
+		return 0, known, err
+	}
+	return applied, known, nil
+}
+
+// Migrate applies every embedded migration not yet recorded, each in its own
+// transaction. It returns the names applied. A database whose schema is newer
+// than this binary knows is refused.
+func (db *DB) Migrate(ctx context.Context) ([]string, error) {
+	ms, err := loadMigrations(assets.Migrations)
+	if err != nil {
+		return nil, fmt.Errorf("load migrations: %w", err)
+	}
+	if _, err := db.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY,
+		name TEXT NOT NULL,
+		applied_at TEXT NOT NULL
+	) STRICT`); err != nil {
+		return nil, fmt.Errorf("create schema_migrations: %w", err)
+	}
+	applied := map[int]bool{}
+	rows, err := db.w.QueryContext(ctx, "SELECT version FROM schema_migrations")
+	if err != nil {
+		return nil, err
+	}
+	maxApplied := 0
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		applied[v] = true
+		maxApplied = max(maxApplied, v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	known := 0
+	if len(ms) > 0 {
+		known = ms[len(ms)-1].version
+	}
+	if maxApplied > known {
+		return nil, fmt.Errorf("the database schema is at version %d but this binary knows only up to %d: run a newer compliance binary", maxApplied, known)
+	}
+	var done []string
+	for _, m := range ms {
+		if applied[m.version] {
+			continue
+		}
+		err := db.InTx(ctx, func(ctx context.Context) error {
+			q := db.wr(ctx)
+			if _, err := q.ExecContext(ctx, m.sql); err != nil {
+				return err
+			}
+			_, err := q.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))", m.version, m.name)
+			return err
+		})
+		if err != nil {
+			return done, fmt.Errorf("apply migration %s: %w", m.name, err)
+		}
+		done = append(done, m.name)
+	}
+	return done, nil
+}

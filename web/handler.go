@@ -1,0 +1,135 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net/http"
+
+	"github.com/compliance-appliance/compliance/app"
+)
+
+// handlerFunc is a handler that returns its error to the adapter.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// access says who may call a route.
+type access struct {
+	public bool           // no credential needed
+	cap    app.Capability // required capability otherwise
+}
+
+var (
+	public     = access{public: true}
+	canRead    = access{cap: app.CapRead}
+	canManage  = access{cap: app.CapManage}
+	canKeys    = access{cap: app.CapManageKeys}
+	canOwn     = access{cap: app.CapTransferOwnership}
+	canReview  = access{cap: app.CapReview}
+	canSelf    = access{cap: app.CapSelfService}
+	canAuditRd = access{cap: app.CapReadAudit}
+)
+
+// wrap adapts a handlerFunc: authentication, rate limit, capability,
+// idempotency, then the handler; errors go to writeError.
+func (s *Server) wrap(acc access, h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.authenticate(r)
+		if err != nil {
+			s.limit(w, r, nil)
+			s.writeError(w, r, err)
+			return
+		}
+		if !s.limit(w, r, p) {
+			return
+		}
+		if p == nil && !acc.public {
+			s.writeError(w, r, app.ErrUnauthenticated)
+			return
+		}
+		if p != nil {
+			if hd, ok := r.Context().Value(holderKey{}).(*principalHolder); ok {
+				hd.p = p
+			}
+			r = r.WithContext(app.WithPrincipal(r.Context(), p))
+			if !acc.public {
+				if err := p.Require(acc.cap); err != nil {
+					s.writeError(w, r, err)
+					return
+				}
+			}
+		}
+		if key := r.Header.Get("Idempotency-Key"); key != "" && r.Method == http.MethodPost && p != nil {
+			s.idempotent(w, r, key, h)
+			return
+		}
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// recorder buffers a response so it can be stored and replayed.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (rc *recorder) Header() http.Header { return rc.header }
+func (rc *recorder) WriteHeader(code int) {
+	if rc.status == 0 {
+		rc.status = code
+	}
+}
+func (rc *recorder) Write(b []byte) (int, error) {
+	if rc.status == 0 {
+		rc.status = http.StatusOK
+	}
+	return rc.body.Write(b)
+}
+
+// idempotent runs a POST at most once per Idempotency-Key (DECISIONS:
+// Limits). The request hash covers method, path, query and body.
+func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, h handlerFunc) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sum := sha256.New()
+	io.WriteString(sum, r.Method+" "+r.URL.RequestURI()+"\n"+r.Header.Get("Content-Type")+"\n")
+	sum.Write(body)
+	hash := hex.EncodeToString(sum.Sum(nil))
+	var rec *recorder
+	resp, replayed, err := s.app.Idempotent(r.Context(), key, hash, func(ctx context.Context) *app.StoredResponse {
+		rec = &recorder{header: http.Header{}}
+		rr := r.WithContext(ctx)
+		rr.Body = io.NopCloser(bytes.NewReader(body))
+		if err := h(rec, rr); err != nil {
+			s.writeError(rec, rr, err)
+		}
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		return &app.StoredResponse{Status: rec.status, ContentType: rec.header.Get("Content-Type"), Body: rec.body.Bytes()}
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if rec != nil && !replayed {
+		for k, v := range rec.header {
+			w.Header()[k] = v
+		}
+	}
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	if resp.ContentType != "" {
+		w.Header().Set("Content-Type", resp.ContentType)
+	}
+	w.WriteHeader(resp.Status)
+	_, _ = w.Write(resp.Body)
+}

@@ -1,0 +1,133 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"time"
+
+	"github.com/compliance-appliance/compliance/app"
+)
+
+type ctxKey int
+
+const requestIDKey ctxKey = iota
+
+var requestIDRe = regexp.MustCompile(`^[A-Za-z0-9._\-]{1,128}$`)
+
+func requestID(r *http.Request) string {
+	id, _ := r.Context().Value(requestIDKey).(string)
+	return id
+}
+
+// requestID takes a sane client X-Request-Id or makes one, and echoes it.
+func (s *Server) requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !requestIDRe.MatchString(id) {
+			id = app.NewID("req")
+		}
+		w.Header().Set("X-Request-Id", id)
+		ctx := context.WithValue(r.Context(), requestIDKey, id)
+		ctx = app.WithRequestID(ctx, id)
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// statusWriter remembers the status and size written.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	size   int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.size += n
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// recoverer turns a panic into the JSON 500 and logs the stack.
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.Error("panic", slog.String("request_id", requestID(r)), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+				if sw.status == 0 {
+					s.writeError(sw, r, fmt.Errorf("panic: %v", p))
+				}
+			}
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// accessLog writes one structured line per request.
+func (s *Server) accessLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		holder := &principalHolder{}
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), holderKey{}, holder)))
+		attrs := []slog.Attr{
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", sw.status),
+			slog.Int("bytes", sw.size), slog.Duration("duration", time.Since(start)), slog.String("request_id", requestID(r)),
+		}
+		if holder.p != nil {
+			attrs = append(attrs, slog.String("org_id", holder.p.OrgID), slog.String("actor_id", holder.p.ActorID()))
+		}
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+	})
+}
+
+type holderKey struct{}
+
+// principalHolder lets the access log see who the inner handlers authenticated.
+type principalHolder struct{ p *app.Principal }
+
+// securityHeaders sets headers every response carries.
+func (s *Server) securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+		h.Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bodyLimit caps every request body at the upload limit; JSON decoding
+// applies the tighter JSON limit.
+func (s *Server) bodyLimit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > s.opts.MaxUploadBytes+(1<<20) {
+			s.writeError(w, r, &http.MaxBytesError{Limit: s.opts.MaxUploadBytes})
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxUploadBytes+(1<<20))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
