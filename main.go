@@ -126,7 +126,12 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 	for _, m := range applied {
 		log.Info("migration applied", slog.String("name", m))
 	}
-	a := app.New(db, nil, log, app.Config{
+	files, err := storage.NewFiles(dir.FilesPath())
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	a := app.NewWithFiles(db, files, nil, log, app.Config{
 		EnterpriseRate:  v.GetInt("enterprise_rate_per_minute"),
 		EnterpriseBurst: v.GetInt("enterprise_burst"),
 	})

@@ -40,6 +40,7 @@ type Config struct {
 // App is the set of services. Handlers, the CLI and the UI call these.
 type App struct {
 	store  Store
+	files  FileStore
 	now    func() time.Time
 	log    *slog.Logger
 	config Config
@@ -48,6 +49,11 @@ type App struct {
 
 // New builds the services over a store. now may be nil for time.Now.
 func New(store Store, now func() time.Time, log *slog.Logger, cfg Config) *App {
+	return NewWithFiles(store, nil, now, log, cfg)
+}
+
+// NewWithFiles builds the services over a store and a file store.
+func NewWithFiles(store Store, files FileStore, now func() time.Time, log *slog.Logger, cfg Config) *App {
 	if now == nil {
 		now = time.Now
 	}
@@ -60,7 +66,7 @@ func New(store Store, now func() time.Time, log *slog.Logger, cfg Config) *App {
 	if cfg.EnterpriseBurst <= 0 {
 		cfg.EnterpriseBurst = 2 * cfg.EnterpriseRate
 	}
-	return &App{store: store, now: now, log: log, config: cfg, keyc: newKeyCache()}
+	return &App{store: store, files: files, now: now, log: log, config: cfg, keyc: newKeyCache()}
 }
 
 // Now returns the service clock's current time in UTC, truncated to

@@ -55,7 +55,11 @@ func newTestServer(t *testing.T) *testEnv {
 	}
 	clock := &fakeClock{t: time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a := app.New(db, clock.Now, log, app.Config{})
+	files, err := storage.NewFiles(filepath.Join(dir, "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := app.NewWithFiles(db, files, clock.Now, log, app.Config{})
 	srv, err := New(a, log, Options{Version: "test", Health: db.Ping, Now: clock.Now, MaxUploadBytes: 2 << 20})
 	if err != nil {
 		t.Fatal(err)

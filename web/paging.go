@@ -17,7 +17,7 @@ type meta struct {
 
 // listBody is the envelope of every list response.
 type listBody[T any] struct {
-	Data []T `json:"data"`
+	Data []T  `json:"data"`
 	Meta meta `json:"meta"`
 }
 

@@ -1,0 +1,49 @@
+package web
+
+import (
+	"errors"
+	"mime"
+	"mime/multipart"
+	"net/http"
+)
+
+// upload is one file part of a multipart request plus its text fields.
+type upload struct {
+	File     multipart.File
+	Filename string
+	Type     string
+	Size     int64
+	Fields   map[string]string
+}
+
+// Close releases the file and any temporary files of the form.
+func (u *upload) Close() error { return u.File.Close() }
+
+// parseUpload reads a multipart/form-data body with one file field named
+// field. The body is capped at MaxUploadBytes (413 beyond); a missing file or
+// a wrong content type is 400.
+func (s *Server) parseUpload(w http.ResponseWriter, r *http.Request, field string) (*upload, error) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" {
+		return nil, badRequest("Content-Type", r.Header.Get("Content-Type"), "Content-Type must be multipart/form-data")
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxUploadBytes)
+	if err := r.ParseMultipartForm(8 << 20); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &http.MaxBytesError{Limit: s.opts.MaxUploadBytes}
+		}
+		return nil, badRequest("body", nil, "malformed multipart body: %s", err.Error())
+	}
+	f, hdr, err := r.FormFile(field)
+	if err != nil {
+		return nil, badRequest(field, nil, "a file in the form field %q is required", field)
+	}
+	u := &upload{File: f, Filename: hdr.Filename, Type: hdr.Header.Get("Content-Type"), Size: hdr.Size, Fields: map[string]string{}}
+	for k, v := range r.MultipartForm.Value {
+		if len(v) > 0 {
+			u.Fields[k] = v[0]
+		}
+	}
+	return u, nil
+}
