@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -57,6 +58,18 @@ type APIKeyStore interface {
 	TouchAPIKeys(ctx context.Context, used map[string]time.Time) error
 }
 
+// ParseLifetime parses a Go duration (720h) or a number of days (90d).
+func ParseLifetime(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days < 0 || days > 100*366 {
+			return 0, fmt.Errorf("invalid lifetime %q", s)
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
+}
+
 // HashKey returns the stored form of a plaintext key.
 func HashKey(plain string) string {
 	sum := sha256.Sum256([]byte(plain))
@@ -101,9 +114,9 @@ func (a *App) CreateAPIKey(ctx context.Context, in APIKeyCreate) (*APIKey, error
 		}
 		expires = &t
 	case in.ExpiresIn != "":
-		d, err := time.ParseDuration(in.ExpiresIn)
+		d, err := ParseLifetime(in.ExpiresIn)
 		if err != nil || d <= 0 {
-			v.Add("expiresIn", CodeInvalid, in.ExpiresIn, "expiresIn must be a positive duration such as 720h")
+			v.Add("expiresIn", CodeInvalid, in.ExpiresIn, "expiresIn must be a positive duration such as 720h or 90d")
 		}
 		t := now.Add(d)
 		expires = &t

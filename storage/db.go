@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -239,6 +240,15 @@ func (db *DB) Optimize(ctx context.Context) error {
 func (db *DB) Backup(ctx context.Context, path string) error {
 	if _, err := db.w.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
 		return fmt.Errorf("backup to %s: %w", path, err)
+	}
+	// VACUUM INTO does not sync the copy; a backup must survive a crash.
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("backup to %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync backup %s: %w", path, err)
 	}
 	return nil
 }
