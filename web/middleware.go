@@ -71,6 +71,9 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
+				// The request id middleware runs inside this one; its id is
+				// already on the response.
+				r = r.WithContext(context.WithValue(r.Context(), requestIDKey, sw.Header().Get("X-Request-Id")))
 				s.log.Error("panic", slog.String("request_id", requestID(r)), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
 				if sw.status == 0 {
 					s.writeError(sw, r, fmt.Errorf("panic: %v", p))
