@@ -99,7 +99,7 @@ func TestVendorCreateEveryField(t *testing.T) {
 		"ictService": true, "dataProcessing": true, "dpaStatus": "signed", "dpaSignedAt": "2025-06-01",
 		"dpaUrl": "https://cloudy.example/dpa", "lastReviewedAt": "2025-12-01T09:30:00Z", "nextReviewDue": "2026-12-01",
 		"transferMechanism": "SCCs 2021/914 module 2",
-		"subProcessors": []any{map[string]any{"name": "Disks Inc", "country": "ie", "purpose": "storage"}},
+		"subProcessors":     []any{map[string]any{"name": "Disks Inc", "country": "ie", "purpose": "storage"}},
 	})
 	wantStatus(t, rec, http.StatusCreated)
 	v := obj(t, rec)
