@@ -208,13 +208,13 @@ type cachedKey struct {
 // authenticating a request needs no database round trip and no write.
 type keyCache struct {
 	mu     sync.Mutex
-	byHash map[string]cachedKey
+	byHash map[[sha256.Size]byte]cachedKey
 	used   map[string]time.Time
 	usedMu sync.Mutex
 }
 
 func newKeyCache() *keyCache {
-	return &keyCache{byHash: map[string]cachedKey{}, used: map[string]time.Time{}}
+	return &keyCache{byHash: map[[sha256.Size]byte]cachedKey{}, used: map[string]time.Time{}}
 }
 
 func (a *App) keys() *keyCache { return a.keyc }
@@ -235,14 +235,14 @@ func (a *App) AuthenticateKey(ctx context.Context, plain string) (*Principal, er
 	if !strings.HasPrefix(plain, KeyPrefix) || len(plain) < 20 || len(plain) > 200 {
 		return nil, ErrUnauthenticated
 	}
-	hash := HashKey(plain)
+	sum := sha256.Sum256([]byte(plain))
 	c := a.keys()
 	now := a.now()
 	c.mu.Lock()
-	e, ok := c.byHash[hash]
+	e, ok := c.byHash[sum]
 	c.mu.Unlock()
 	if !ok || now.Sub(e.fetched) > keyCacheTTL || now.Before(e.fetched) {
-		k, plan, err := a.store.FindAPIKeyByHash(ctx, hash)
+		k, plan, err := a.store.FindAPIKeyByHash(ctx, hex.EncodeToString(sum[:]))
 		if errors.Is(err, ErrNotFound) {
 			return nil, ErrUnauthenticated
 		}
@@ -252,9 +252,9 @@ func (a *App) AuthenticateKey(ctx context.Context, plain string) (*Principal, er
 		e = cachedKey{key: k, plan: plan, fetched: now}
 		c.mu.Lock()
 		if len(c.byHash) > 100000 {
-			c.byHash = map[string]cachedKey{}
+			c.byHash = map[[sha256.Size]byte]cachedKey{}
 		}
-		c.byHash[hash] = e
+		c.byHash[sum] = e
 		c.mu.Unlock()
 	}
 	k := e.key
