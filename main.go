@@ -197,6 +197,8 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 				return err
 			case <-ctx.Done():
 			}
+			// A second signal during the drain ends the process at once.
+			stop()
 			log.Info("shutting down")
 			timeout, err := time.ParseDuration(v.GetString("shutdown_timeout"))
 			if err != nil {
@@ -388,7 +390,7 @@ func apikeyCmd(v *viper.Viper) *cobra.Command {
 	create.Flags().String("org", "", "organization id")
 	create.Flags().String("role", "", "owner, admin, auditor, employee or contractor")
 	create.Flags().String("name", "", "what the key is for")
-	create.Flags().String("expires-in", "", "lifetime as a duration, e.g. 720h")
+	create.Flags().String("expires-in", "", "lifetime, e.g. 720h or 90d (default: no expiry)")
 	for _, f := range []string{"org", "role", "name"} {
 		_ = create.MarkFlagRequired(f)
 	}

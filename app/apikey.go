@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -57,6 +58,18 @@ type APIKeyStore interface {
 	TouchAPIKeys(ctx context.Context, used map[string]time.Time) error
 }
 
+// ParseLifetime parses a Go duration (720h) or a number of days (90d).
+func ParseLifetime(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days < 0 || days > 100*366 {
+			return 0, fmt.Errorf("invalid lifetime %q", s)
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
+}
+
 // HashKey returns the stored form of a plaintext key.
 func HashKey(plain string) string {
 	sum := sha256.Sum256([]byte(plain))
@@ -101,9 +114,9 @@ func (a *App) CreateAPIKey(ctx context.Context, in APIKeyCreate) (*APIKey, error
 		}
 		expires = &t
 	case in.ExpiresIn != "":
-		d, err := time.ParseDuration(in.ExpiresIn)
+		d, err := ParseLifetime(in.ExpiresIn)
 		if err != nil || d <= 0 {
-			v.Add("expiresIn", CodeInvalid, in.ExpiresIn, "expiresIn must be a positive duration such as 720h")
+			v.Add("expiresIn", CodeInvalid, in.ExpiresIn, "expiresIn must be a positive duration such as 720h or 90d")
 		}
 		t := now.Add(d)
 		expires = &t
@@ -195,13 +208,13 @@ type cachedKey struct {
 // authenticating a request needs no database round trip and no write.
 type keyCache struct {
 	mu     sync.Mutex
-	byHash map[string]cachedKey
+	byHash map[[sha256.Size]byte]cachedKey
 	used   map[string]time.Time
 	usedMu sync.Mutex
 }
 
 func newKeyCache() *keyCache {
-	return &keyCache{byHash: map[string]cachedKey{}, used: map[string]time.Time{}}
+	return &keyCache{byHash: map[[sha256.Size]byte]cachedKey{}, used: map[string]time.Time{}}
 }
 
 func (a *App) keys() *keyCache { return a.keyc }
@@ -222,14 +235,14 @@ func (a *App) AuthenticateKey(ctx context.Context, plain string) (*Principal, er
 	if !strings.HasPrefix(plain, KeyPrefix) || len(plain) < 20 || len(plain) > 200 {
 		return nil, ErrUnauthenticated
 	}
-	hash := HashKey(plain)
+	sum := sha256.Sum256([]byte(plain))
 	c := a.keys()
 	now := a.now()
 	c.mu.Lock()
-	e, ok := c.byHash[hash]
+	e, ok := c.byHash[sum]
 	c.mu.Unlock()
 	if !ok || now.Sub(e.fetched) > keyCacheTTL || now.Before(e.fetched) {
-		k, plan, err := a.store.FindAPIKeyByHash(ctx, hash)
+		k, plan, err := a.store.FindAPIKeyByHash(ctx, hex.EncodeToString(sum[:]))
 		if errors.Is(err, ErrNotFound) {
 			return nil, ErrUnauthenticated
 		}
@@ -239,9 +252,9 @@ func (a *App) AuthenticateKey(ctx context.Context, plain string) (*Principal, er
 		e = cachedKey{key: k, plan: plan, fetched: now}
 		c.mu.Lock()
 		if len(c.byHash) > 100000 {
-			c.byHash = map[string]cachedKey{}
+			c.byHash = map[[sha256.Size]byte]cachedKey{}
 		}
-		c.byHash[hash] = e
+		c.byHash[sum] = e
 		c.mu.Unlock()
 	}
 	k := e.key

@@ -71,6 +71,25 @@ type PersonStore interface {
 	ListPeople(ctx context.Context, orgID string, f PersonFilter) (List[Person], error)
 	CountMembers(ctx context.Context, orgID string) (int, error)
 	CountOwners(ctx context.Context, orgID string) (int, error)
+	// CountMemberships counts the organizations a user belongs to.
+	CountMemberships(ctx context.Context, userID string) (int, error)
+}
+
+// sharedIdentity refuses a change to a login identity (name, email,
+// password) that also belongs to other organizations: one organization's
+// administrators must not take over a person's access to another.
+func (a *App) sharedIdentity(ctx context.Context, p *Principal, userID string) error {
+	if p.AuthType == AuthSystem || p.UserID == userID {
+		return nil
+	}
+	n, err := a.store.CountMemberships(ctx, userID)
+	if err != nil {
+		return err
+	}
+	if n > 1 {
+		return Errorf(ErrForbidden, "this person also belongs to other organizations; only they can change their name, email or password")
+	}
+	return nil
 }
 
 func (in *PersonCreate) normalize() {
@@ -299,9 +318,26 @@ func (a *App) UpdatePerson(ctx context.Context, id string, in PersonPatch) (*Per
 		if err := v.Err(); err != nil {
 			return err
 		}
+		if next.IsActive && !before.IsActive {
+			// Reactivation counts against the plan's member limit like a create.
+			org, err := a.store.GetOrganization(ctx, p.OrgID)
+			if err != nil {
+				return err
+			}
+			members, err := a.store.CountMembers(ctx, p.OrgID)
+			if err != nil {
+				return err
+			}
+			if err := a.CheckLimit(org.Plan, "members", members); err != nil {
+				return err
+			}
+		}
 		now := a.Now()
 		next.UpdatedAt = now
 		if next.Name != before.Name || next.Email != before.Email {
+			if err := a.sharedIdentity(ctx, p, id); err != nil {
+				return err
+			}
 			if err := a.store.UpdateUser(ctx, id, next.Email, next.Name, now); err != nil {
 				if errors.Is(err, ErrConflict) {
 					return Errorf(ErrConflict, "another person already uses the email %s", next.Email)
@@ -408,6 +444,9 @@ func (a *App) SetPassword(ctx context.Context, personID, password string) error 
 	}
 	return a.store.InTx(ctx, func(ctx context.Context) error {
 		if _, err := a.store.GetPerson(ctx, p.OrgID, personID); err != nil {
+			return err
+		}
+		if err := a.sharedIdentity(ctx, p, personID); err != nil {
 			return err
 		}
 		if err := a.store.SetPasswordHash(ctx, personID, hash); err != nil {

@@ -215,11 +215,17 @@ func (in *VendorInput) apply(v *Vendor, ve *ValidationError) {
 	optEnum(&v.ResidualProbability, in.ResidualProbability, "residualProbability", Probabilities)
 	optEnum(&v.ResidualImpact, in.ResidualImpact, "residualImpact", Impacts)
 	optStr(&v.Website, in.Website, "website", 2048, validURL, "website must be an http or https URL")
+	if in.AssigneeID.Set {
+		v.AssigneeID = nil
+		if id := strings.TrimSpace(in.AssigneeID.Value); !in.AssigneeID.Null && id != "" {
+			v.AssigneeID = &id
+		}
+	}
 	optStr(&v.ContactEmail, in.ContactEmail, "contactEmail", 320, validEmail, "contactEmail must be an email address")
 	if in.Country.Set && !in.Country.Null {
 		in.Country.Value = strings.ToUpper(strings.TrimSpace(in.Country.Value))
 	}
-	optStr(&v.Country, in.Country, "country", 2, ValidCountry, "country must be an ISO 3166-1 alpha-2 code")
+	optStr(&v.Country, in.Country, "country", 64, ValidCountry, "country must be an ISO 3166-1 alpha-2 code")
 	enum(&v.Criticality, in.Criticality, "criticality", Criticalities)
 	if in.ICTService != nil {
 		v.ICTService = *in.ICTService
@@ -349,9 +355,6 @@ func (a *App) UpdateVendor(ctx context.Context, id string, in VendorInput) (*Ven
 	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
-	if in.AssigneeID.Set && !in.AssigneeID.Null {
-		in.AssigneeID.Value = strings.TrimSpace(in.AssigneeID.Value)
-	}
 	var out *Vendor
 	err = a.store.InTx(ctx, func(ctx context.Context) error {
 		before, err := a.store.GetVendor(ctx, p.OrgID, id)
@@ -363,12 +366,8 @@ func (a *App) UpdateVendor(ctx context.Context, id string, in VendorInput) (*Ven
 		ve := NewValidationError()
 		in.apply(&v, ve)
 		if in.AssigneeID.Set {
-			v.AssigneeID = nil
-			if !in.AssigneeID.Null && in.AssigneeID.Value != "" {
-				v.AssigneeID = Ptr(in.AssigneeID.Value)
-				if err := a.checkAssignee(ctx, p.OrgID, v.AssigneeID, ve); err != nil {
-					return err
-				}
+			if err := a.checkAssignee(ctx, p.OrgID, v.AssigneeID, ve); err != nil {
+				return err
 			}
 		}
 		v.checkRules(ve)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -26,6 +27,10 @@ type DB struct {
 	w    *sql.DB
 	r    *sql.DB
 	path string
+	// Prepared statements by query text. Parsing a statement costs more
+	// than running most of them, so every query is prepared once.
+	ws *stmtCache
+	rs *stmtCache
 }
 
 var _ app.Store = (*DB)(nil)
@@ -66,11 +71,13 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
-	return &DB{w: w, r: r, path: path}, nil
+	return &DB{w: w, r: r, path: path, ws: newStmtCache(w), rs: newStmtCache(r)}, nil
 }
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	db.rs.close()
+	db.ws.close()
 	return errors.Join(db.r.Close(), db.w.Close())
 }
 
@@ -90,6 +97,7 @@ type txKey struct{}
 
 type txState struct {
 	tx    *sql.Tx
+	q     *txQuerier
 	depth int
 }
 
@@ -122,13 +130,18 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) (err
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
+	// Statements first used inside a transaction are prepared once the
+	// writer connection is free again (deferred first: it runs last, after
+	// a panic's rollback).
+	defer db.ws.preparePending()
 	defer func() {
 		if p := recover(); p != nil {
 			_ = tx.Rollback()
 			panic(p)
 		}
 	}()
-	if err := fn(context.WithValue(ctx, txKey{}, &txState{tx: tx})); err != nil {
+	st := &txState{tx: tx, q: &txQuerier{tx: tx, c: db.ws}}
+	if err := fn(context.WithValue(ctx, txKey{}, st)); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
@@ -141,17 +154,17 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) (err
 // rd returns the transaction in ctx, else the reader pool.
 func (db *DB) rd(ctx context.Context) querier {
 	if st, ok := ctx.Value(txKey{}).(*txState); ok {
-		return st.tx
+		return st.q
 	}
-	return db.r
+	return db.rs
 }
 
 // wr returns the transaction in ctx, else the writer connection.
 func (db *DB) wr(ctx context.Context) querier {
 	if st, ok := ctx.Value(txKey{}).(*txState); ok {
-		return st.tx
+		return st.q
 	}
-	return db.w
+	return db.ws
 }
 
 // mapErr maps SQLite errors to app sentinels.
@@ -239,6 +252,15 @@ func (db *DB) Optimize(ctx context.Context) error {
 func (db *DB) Backup(ctx context.Context, path string) error {
 	if _, err := db.w.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
 		return fmt.Errorf("backup to %s: %w", path, err)
+	}
+	// VACUUM INTO does not sync the copy; a backup must survive a crash.
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("backup to %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync backup %s: %w", path, err)
 	}
 	return nil
 }

@@ -117,8 +117,19 @@ func (db *DB) Migrate(ctx context.Context) ([]string, error) {
 		if applied[m.version] {
 			continue
 		}
+		ran := false
 		err := db.InTx(ctx, func(ctx context.Context) error {
 			q := db.wr(ctx)
+			// Another process (the CLI beside a starting server) may have
+			// applied it since the read above; the write lock is held now.
+			var n int
+			if err := q.QueryRowContext(ctx, "SELECT count(*) FROM schema_migrations WHERE version = ?", m.version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			ran = true
 			if _, err := q.ExecContext(ctx, m.sql); err != nil {
 				return err
 			}
@@ -128,7 +139,9 @@ func (db *DB) Migrate(ctx context.Context) ([]string, error) {
 		if err != nil {
 			return done, fmt.Errorf("apply migration %s: %w", m.name, err)
 		}
-		done = append(done, m.name)
+		if ran {
+			done = append(done, m.name)
+		}
 	}
 	return done, nil
 }

@@ -177,3 +177,10 @@ func (db *DB) CountOwners(ctx context.Context, orgID string) (int, error) {
 	err := db.rd(ctx).QueryRowContext(ctx, `SELECT count(*) FROM memberships WHERE organization_id = ? AND role = 'owner'`, orgID).Scan(&n)
 	return n, err
 }
+
+// CountMemberships counts the organizations a user belongs to.
+func (db *DB) CountMemberships(ctx context.Context, userID string) (int, error) {
+	var n int
+	err := db.rd(ctx).QueryRowContext(ctx, `SELECT count(*) FROM memberships WHERE user_id = ?`, userID).Scan(&n)
+	return n, err
+}

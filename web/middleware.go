@@ -71,6 +71,9 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
+				// The request id middleware runs inside this one; its id is
+				// already on the response.
+				r = r.WithContext(context.WithValue(r.Context(), requestIDKey, sw.Header().Get("X-Request-Id")))
 				s.log.Error("panic", slog.String("request_id", requestID(r)), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
 				if sw.status == 0 {
 					s.writeError(sw, r, fmt.Errorf("panic: %v", p))
@@ -87,16 +90,31 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
 		holder := &principalHolder{}
+		panicked := true
+		defer func() {
+			if !panicked {
+				return
+			}
+			// The recoverer outside answers 500; log the line here too.
+			p := recover()
+			s.logRequest(r, 500, sw.size, start, holder)
+			panic(p)
+		}()
 		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), holderKey{}, holder)))
-		attrs := []slog.Attr{
-			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", sw.status),
-			slog.Int("bytes", sw.size), slog.Duration("duration", time.Since(start)), slog.String("request_id", requestID(r)),
-		}
-		if holder.p != nil {
-			attrs = append(attrs, slog.String("org_id", holder.p.OrgID), slog.String("actor_id", holder.p.ActorID()))
-		}
-		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+		panicked = false
+		s.logRequest(r, sw.status, sw.size, start, holder)
 	})
+}
+
+func (s *Server) logRequest(r *http.Request, status, size int, start time.Time, holder *principalHolder) {
+	attrs := []slog.Attr{
+		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status),
+		slog.Int("bytes", size), slog.Duration("duration", time.Since(start)), slog.String("request_id", requestID(r)),
+	}
+	if holder.p != nil {
+		attrs = append(attrs, slog.String("org_id", holder.p.OrgID), slog.String("actor_id", holder.p.ActorID()))
+	}
+	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 }
 
 type holderKey struct{}

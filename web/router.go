@@ -44,6 +44,7 @@ func (s *Server) routes() *mux.Router {
 	handle("POST", "/v1/vendors", canManage, s.createVendor)
 	handle("GET", "/v1/vendors/{id}", canRead, s.getVendor)
 	handle("PATCH", "/v1/vendors/{id}", canManage, s.updateVendor)
+	handle("DELETE", "/v1/vendors/{id}", canManage, s.deleteVendor)
 	handle("POST", "/v1/vendors/{id}/archive", canManage, s.archiveVendor)
 	handle("POST", "/v1/vendors/{id}/restore", canManage, s.restoreVendor)
 	return r

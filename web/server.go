@@ -37,6 +37,7 @@ type Server struct {
 	limiter *rateLimiter
 	authn   []Authenticator
 	router  *mux.Router
+	chain   http.Handler
 	openapi []byte
 }
 
@@ -58,12 +59,13 @@ func New(a *app.App, log *slog.Logger, opts Options) (*Server, error) {
 	s := &Server{app: a, log: log, opts: opts, limiter: newRateLimiter(opts.Now), openapi: doc}
 	s.authn = []Authenticator{s.apiKeyAuth}
 	s.router = s.routes()
+	s.chain = s.handler()
 	return s, nil
 }
 
 // ServeHTTP runs the global middleware chain, then the router.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.handler().ServeHTTP(w, r)
+	s.chain.ServeHTTP(w, r)
 }
 
 // Handler returns the full handler chain.

@@ -103,6 +103,15 @@ func (s *Server) archiveVendor(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// deleteVendor archives: the register keeps every vendor for the audit trail.
+func (s *Server) deleteVendor(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.app.SetVendorArchived(r.Context(), pathID(r, "id"), true); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
 func (s *Server) restoreVendor(w http.ResponseWriter, r *http.Request) error {
 	v, err := s.app.SetVendorArchived(r.Context(), pathID(r, "id"), false)
 	if err != nil {
