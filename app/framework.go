@@ -129,9 +129,9 @@ type FrameworkStore interface {
 	CreateControls(ctx context.Context, orgID string, cs []*Control) error
 }
 
-// controlCountsAsMet is the single rule deciding whether a control counts
-// toward a framework's score. Open findings on the control can be folded in
-// here later.
+// controlCountsAsMet is the single "counts as met" rule: whether a control
+// counts toward a framework's score. Open findings on the control can be
+// folded in here later.
 func controlCountsAsMet(c ControlState) bool { return c.Status == ControlImplemented }
 
 var slugRx = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
@@ -241,11 +241,10 @@ func (a *App) ListFrameworks(ctx context.Context, enabledOnly *bool, page Page) 
 			if err != nil {
 				return out, err
 			}
-			counts, score, err := a.score(ctx, p.OrgID, fw, b)
+			_, score, err := a.score(ctx, p.OrgID, fw, b)
 			if err != nil {
 				return out, err
 			}
-			_ = counts
 			f.Score = &score
 			f.RequirementCount, f.AssessableCount = fw.RequirementCount, fw.AssessableCount
 		}
@@ -291,9 +290,10 @@ func (a *App) FrameworkScore(ctx context.Context, idOrSlug string) (int, *Framew
 
 // score: every assessable requirement is met when each control serving it
 // that is not not-applicable counts as met; it is not applicable when all
-// its controls are, or when the Statement of Applicability excludes it. The
-// score is met / (total - not applicable), rounded, 0 when nothing applies.
-func (a *App) score(ctx context.Context, orgID string, fw *Framework, b *builtinFramework) (*FrameworkCounts, int, error) {
+// its controls are, or when the Statement of Applicability excludes it; a
+// requirement no control serves is not met. The score is
+// met / (total - not applicable), rounded, 0 when nothing applies.
+func (a *App) score(ctx context.Context, orgID string, fw *Framework, _ *builtinFramework) (*FrameworkCounts, int, error) {
 	states, err := a.store.FrameworkControlStates(ctx, orgID, fw.ID)
 	if err != nil {
 		return nil, 0, err
@@ -302,71 +302,50 @@ func (a *App) score(ctx context.Context, orgID string, fw *Framework, b *builtin
 	if err != nil {
 		return nil, 0, err
 	}
-	counts := &FrameworkCounts{Controls: map[string]int{}}
+	counts := &FrameworkCounts{Controls: make(map[string]int, len(ControlStatuses))}
 	for _, s := range ControlStatuses {
 		counts.Controls[s] = 0
 	}
-	type acc struct{ applicable, met, any int }
-	byReq := make(map[string]*acc, len(states))
-	seenCtl := make(map[string]bool, len(states))
+	type tally struct{ applicable, met int }
+	byReq := make(map[string]*tally, len(states))
+	seen := make(map[string]bool, len(states))
 	for _, s := range states {
-		if !seenCtl[s.ControlID] {
-			seenCtl[s.ControlID] = true
+		if !seen[s.ControlID] {
+			seen[s.ControlID] = true
 			counts.Controls[s.Status]++
 			counts.ControlTotal++
 		}
-		r := byReq[s.RequirementID]
-		if r == nil {
-			r = &acc{}
-			byReq[s.RequirementID] = r
+		t := byReq[s.RequirementID]
+		if t == nil {
+			t = &tally{}
+			byReq[s.RequirementID] = t
 		}
-		r.any++
 		if s.Status == ControlNotApplicable {
 			continue
 		}
-		r.applicable++
+		t.applicable++
 		if controlCountsAsMet(s) {
-			r.met++
+			t.met++
 		}
 	}
-	visit := func(id string) {
-		counts.Requirements.Total++
-		r := byReq[id]
+	r := &counts.Requirements
+	r.Total = fw.AssessableCount
+	r.NotApplicable = len(excluded)
+	for id, t := range byReq {
 		switch {
 		case excluded[id]:
-			counts.Requirements.NotApplicable++
-		case r == nil:
-			counts.Requirements.NotMet++
-		case r.applicable == 0:
-			counts.Requirements.NotApplicable++
-		case r.met == r.applicable:
-			counts.Requirements.Met++
-		default:
-			counts.Requirements.NotMet++
+		case t.applicable == 0:
+			r.NotApplicable++
+		case t.met == t.applicable:
+			r.Met++
 		}
 	}
-	if b != nil {
-		for i := range b.reqs {
-			if b.reqs[i].Assessable {
-				visit(b.reqs[i].ID)
-			}
-		}
-	}
-	if b == nil || fw.Coverage == CoverageOutline {
-		extra, err := a.store.ListCustomRequirements(ctx, orgID, fw.ID)
-		if err != nil {
-			return nil, 0, err
-		}
-		for _, r := range extra {
-			if r.Assessable {
-				visit(r.ID)
-			}
-		}
-	}
-	applicable := counts.Requirements.Total - counts.Requirements.NotApplicable
+	// Requirements no control serves are not met.
+	r.NotMet = max(0, r.Total-r.NotApplicable-r.Met)
+	applicable := r.Total - r.NotApplicable
 	score := 0
 	if applicable > 0 {
-		score = (counts.Requirements.Met*100 + applicable/2) / applicable
+		score = (r.Met*100 + applicable/2) / applicable
 	}
 	return counts, score, nil
 }
