@@ -165,6 +165,13 @@ func (a *App) ListControls(ctx context.Context, f ControlFilter) (List[Control],
 	if err := ve.Err(); err != nil {
 		return List[Control]{}, err
 	}
+	if p.SeesOnlyAssigned() {
+		// Employees and contractors see the controls they own.
+		if p.UserID == "" || (f.OwnerID != "" && f.OwnerID != p.UserID) {
+			return List[Control]{Items: []Control{}}, nil
+		}
+		f.OwnerID = p.UserID
+	}
 	if f.FrameworkID != "" {
 		fw, _, err := a.resolveFramework(ctx, p.OrgID, f.FrameworkID)
 		if errors.Is(err, ErrNotFound) {
@@ -183,13 +190,26 @@ func (a *App) ListControls(ctx context.Context, f ControlFilter) (List[Control],
 }
 
 // GetControl returns a control with every requirement of every framework it
-// satisfies.
+// satisfies. Employees and contractors see the controls they own.
 func (a *App) GetControl(ctx context.Context, id string) (*Control, error) {
 	p, err := principal(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return a.getControl(ctx, p.OrgID, id)
+	c, err := a.getControl(ctx, p.OrgID, id)
+	if err != nil {
+		return nil, err
+	}
+	if !ownsControl(p, c) {
+		return nil, ErrNotFound
+	}
+	return c, nil
+}
+
+// ownsControl: managers and auditors see every control, employees and
+// contractors the ones they own.
+func ownsControl(p *Principal, c *Control) bool {
+	return !p.SeesOnlyAssigned() || (p.UserID != "" && c.OwnerID != nil && *c.OwnerID == p.UserID)
 }
 
 func (a *App) getControl(ctx context.Context, orgID, id string) (*Control, error) {

@@ -93,7 +93,7 @@ func cleanFilename(name string) string {
 		return r
 	}, name)
 	name = strings.TrimSpace(name)
-	if name == "" || name == "." || name == "/" {
+	if name == "" || name == "." || name == ".." || name == "/" {
 		name = "evidence"
 	}
 	if r := []rune(name); len(r) > maxFilename {
@@ -250,8 +250,12 @@ func (a *App) GetEvidence(ctx context.Context, id string) (*Evidence, error) {
 	return ev, nil
 }
 
-// seesEvidence narrows employees and contractors to evidence of their tasks.
+// seesEvidence narrows employees and contractors to evidence of their tasks
+// and of the controls they own.
 func (a *App) seesEvidence(ctx context.Context, p *Principal, ev *Evidence) error {
+	if c, err := a.store.GetControl(ctx, p.OrgID, ev.ControlID); err == nil && ownsControl(p, c) {
+		return nil
+	}
 	if ev.TaskID == nil {
 		return ErrNotFound
 	}
@@ -285,11 +289,12 @@ func (a *App) ListEvidence(ctx context.Context, f EvidenceFilter) (List[Evidence
 		return List[Evidence]{}, err
 	}
 	if f.ControlID != "" {
-		if _, err := a.store.GetControl(ctx, p.OrgID, f.ControlID); err != nil {
+		c, err := a.store.GetControl(ctx, p.OrgID, f.ControlID)
+		if err != nil {
 			return List[Evidence]{}, err
 		}
-		if p.SeesOnlyAssigned() {
-			return List[Evidence]{Items: []Evidence{}}, nil
+		if !ownsControl(p, c) {
+			return List[Evidence]{}, ErrNotFound
 		}
 	}
 	if f.TaskID != "" {

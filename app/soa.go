@@ -106,6 +106,9 @@ func (a *App) SOA(ctx context.Context, frameworkID string) (*SOADocument, error)
 	if err != nil {
 		return nil, err
 	}
+	if p.SeesOnlyAssigned() {
+		return nil, Errorf(ErrForbidden, "the %s role may not read the Statement of Applicability", p.Role)
+	}
 	fw, b, err := a.soaFramework(ctx, p.OrgID, frameworkID)
 	if err != nil {
 		return nil, err

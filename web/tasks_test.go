@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -334,4 +335,28 @@ func TestCustomFrameworksAndTemplates(t *testing.T) {
 	}
 	wantError(t, e.do("DELETE", "/v1/framework-editor/task-template/"+tpl, aud, nil), http.StatusForbidden, "forbidden")
 	wantStatus(t, e.do("DELETE", "/v1/framework-editor/task-template/"+tpl, ka, nil), http.StatusNoContent)
+}
+
+func TestEmployeeSeesOwnControls(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	org := e.org("A", app.PlanProfessional)
+	admin := e.key(org, app.RoleAdmin)
+	ctls := list(t, func() *httptest.ResponseRecorder { e.enable(admin, "iso9001-2015"); return e.do("GET", "/v1/controls?perPage=2", admin, nil) }())
+	emp := e.person(org, "emp@a.test", app.RoleEmployee)
+	k, err := e.app.CreateAPIKey(app.WithPrincipal(e.ctx(org), &app.Principal{OrgID: org, Role: app.RoleOwner, AuthType: app.AuthSystem, UserID: emp}),
+		app.APIKeyCreate{Name: "emp", Role: "employee"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, theirs := ctls[0]["id"].(string), ctls[1]["id"].(string)
+	wantStatus(t, e.do("PATCH", "/v1/controls/"+mine, admin, map[string]any{"ownerId": emp}), http.StatusOK)
+	if got := list(t, e.do("GET", "/v1/controls", k.Key, nil)); len(got) != 1 || got[0]["id"] != mine {
+		t.Fatalf("employee controls: %v", got)
+	}
+	wantStatus(t, e.do("GET", "/v1/controls/"+mine, k.Key, nil), http.StatusOK)
+	wantError(t, e.do("GET", "/v1/controls/"+theirs, k.Key, nil), http.StatusNotFound, "not_found")
+	wantError(t, e.do("GET", "/v1/controls/"+theirs+"/evidence", k.Key, nil), http.StatusNotFound, "not_found")
+	wantError(t, e.do("PATCH", "/v1/controls/"+mine, k.Key, map[string]any{"name": "x"}), http.StatusForbidden, "forbidden")
+	wantError(t, e.do("GET", "/v1/soa", k.Key, nil), http.StatusForbidden, "forbidden")
 }
