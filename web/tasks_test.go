@@ -342,7 +342,10 @@ func TestEmployeeSeesOwnControls(t *testing.T) {
 	e := newTestServer(t)
 	org := e.org("A", app.PlanProfessional)
 	admin := e.key(org, app.RoleAdmin)
-	ctls := list(t, func() *httptest.ResponseRecorder { e.enable(admin, "iso9001-2015"); return e.do("GET", "/v1/controls?perPage=2", admin, nil) }())
+	ctls := list(t, func() *httptest.ResponseRecorder {
+		e.enable(admin, "iso9001-2015")
+		return e.do("GET", "/v1/controls?perPage=2", admin, nil)
+	}())
 	emp := e.person(org, "emp@a.test", app.RoleEmployee)
 	k, err := e.app.CreateAPIKey(app.WithPrincipal(e.ctx(org), &app.Principal{OrgID: org, Role: app.RoleOwner, AuthType: app.AuthSystem, UserID: emp}),
 		app.APIKeyCreate{Name: "emp", Role: "employee"})
