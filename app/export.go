@@ -70,9 +70,10 @@ func (a *App) CheckExport(ctx context.Context, opts ExportOptions) error {
 		return err
 	}
 	if !opts.Auditor {
-		return p.Require(CapManage)
-	}
-	if p.SeesOnlyAssigned() {
+		if err := p.Require(CapManage); err != nil {
+			return err
+		}
+	} else if p.SeesOnlyAssigned() {
 		return Errorf(ErrForbidden, "the %s role may not export evidence", p.Role)
 	}
 	if opts.FrameworkID != "" {

@@ -163,4 +163,5 @@ func TestEvidenceExport(t *testing.T) {
 	}
 	wantError(t, e.do("GET", "/v1/evidence-export/auditor", emp, nil), http.StatusForbidden, "forbidden")
 	wantField(t, e.do("GET", "/v1/evidence-export/auditor?frameworkId=nope", aud, nil), "frameworkId")
+	wantField(t, e.do("GET", "/v1/evidence-export?frameworkId=nope", ka, nil), "frameworkId")
 }
