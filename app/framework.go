@@ -362,7 +362,8 @@ type EnableFrameworkResult struct {
 // EnableFramework adds a framework to the organization: each assessable
 // requirement is linked to a control. When a mapping ties the requirement to
 // one already served by a control (of an enabled framework), that control is
-// reused; otherwise a control is created. Task templates of the framework
+// reused (each existing control for at most one requirement of the
+// framework); otherwise a control is created. Task templates of the framework
 // become tasks. The plan's framework limit applies.
 func (a *App) EnableFramework(ctx context.Context, idOrSlug string) (*EnableFrameworkResult, error) {
 	p, err := principal(ctx)
@@ -417,14 +418,20 @@ func (a *App) EnableFramework(ctx context.Context, idOrSlug string) (*EnableFram
 			if !r.Assessable || len(served[r.ID]) > 0 {
 				continue
 			}
+			// Reuse the control of the first mapped requirement that is
+			// served (served holds requirements of enabled frameworks and
+			// explicitly linked ones). A control is reused for at most one
+			// requirement of the framework being enabled: crosswalk pairs
+			// mean "intersects", not "equals", so several requirements of
+			// one framework never collapse into one control.
 			ctl := ""
+		candidates:
 			for _, rel := range c.related[r.ID] {
-				// served holds only requirements of enabled frameworks: a
-				// control exists only once its framework was enabled or the
-				// requirement was linked explicitly.
-				if ids := served[rel]; len(ids) > 0 {
-					ctl = ids[0]
-					break
+				for _, id := range served[rel] {
+					if !reused[id] {
+						ctl = id
+						break candidates
+					}
 				}
 			}
 			if ctl == "" {

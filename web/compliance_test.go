@@ -171,6 +171,7 @@ func TestEnableSOC2AndISOShareControls(t *testing.T) {
 		t.Fatalf("iso 27001 reused no SOC 2 control: %v", iso)
 	}
 	isoCreated := int(iso["controlsCreated"].(float64))
+	t.Logf("ISO 27001 after SOC 2: %d controls created, %d reused", isoCreated, reused)
 	if isoCreated+reused > 123 || isoCreated >= 123 {
 		t.Fatalf("iso: created %d reused %d", isoCreated, reused)
 	}
