@@ -324,6 +324,15 @@ func TestCustomFrameworksAndTemplates(t *testing.T) {
 	for _, p := range []string{"/v1/frameworks/" + fid, "/v1/frameworks/" + fid + "/requirements", "/v1/framework-editor/task-template/" + tpl} {
 		wantError(t, e.do("GET", p, kb, nil), http.StatusNotFound, "not_found")
 	}
+	wantError(t, e.do("GET", "/v1/frameworks/"+fid+"/requirements/"+r2, kb, nil), http.StatusNotFound, "not_found")
+	if n := total(t, e.do("GET", "/v1/framework-editor/task-template", kb, nil)); n != 0 {
+		t.Fatalf("org B lists %d templates", n)
+	}
+	// Another organization's control cannot be mapped.
+	e.enable(kb, "iso9001-2015")
+	bCtl := list(t, e.do("GET", "/v1/controls?perPage=1", kb, nil))[0]["id"].(string)
+	wantField(t, e.do("POST", "/v1/frameworks/"+fid+"/requirements/"+r2+"/controls", ka, map[string]any{"controlIds": []string{bCtl}}), "controlIds")
+	wantField(t, e.do("POST", "/v1/tasks", ka, map[string]any{"title": "x", "controlId": bCtl}), "controlId")
 	wantError(t, e.do("POST", "/v1/frameworks/"+fid+"/enable", kb, nil), http.StatusNotFound, "not_found")
 	wantError(t, e.do("PATCH", "/v1/frameworks/"+fid, kb, map[string]any{"name": "x"}), http.StatusNotFound, "not_found")
 	wantError(t, e.do("POST", "/v1/frameworks/"+fid+"/requirements", kb, map[string]any{"ref": "x", "title": "x"}), http.StatusNotFound, "not_found")
