@@ -119,7 +119,7 @@ type FrameworkStore interface {
 	UpdateCustomFramework(ctx context.Context, orgID string, f *Framework) error
 	GetCustomFramework(ctx context.Context, orgID, idOrSlug string) (*Framework, error)
 	ListCustomFrameworks(ctx context.Context, orgID string) ([]Framework, error)
-	CreateCustomRequirement(ctx context.Context, orgID string, r *Requirement) error
+	CreateCustomRequirement(ctx context.Context, orgID string, r *Requirement, at time.Time) error
 	ListCustomRequirements(ctx context.Context, orgID, frameworkID string) ([]Requirement, error)
 	GetCustomRequirement(ctx context.Context, orgID, id string) (*Requirement, error)
 	OrgRequirementControls(ctx context.Context, orgID string) (map[string][]string, error)
@@ -789,7 +789,7 @@ func (a *App) AddRequirement(ctx context.Context, frameworkID string, in Require
 		}
 		r.Position = len(reqs)
 		now := a.Now()
-		if err := a.store.CreateCustomRequirement(ctx, p.OrgID, r); err != nil {
+		if err := a.store.CreateCustomRequirement(ctx, p.OrgID, r, now); err != nil {
 			return err
 		}
 		if r.Assessable && len(controls) == 0 && fw.Enabled {

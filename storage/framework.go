@@ -117,10 +117,10 @@ func scanCustomRequirement(row interface{ Scan(...any) error }) (*app.Requiremen
 }
 
 // CreateCustomRequirement inserts a requirement the organization added.
-func (db *DB) CreateCustomRequirement(ctx context.Context, orgID string, r *app.Requirement) error {
+func (db *DB) CreateCustomRequirement(ctx context.Context, orgID string, r *app.Requirement, at time.Time) error {
 	_, err := db.wr(ctx).ExecContext(ctx, `INSERT INTO custom_requirements (organization_id, `+customRequirementColumns+`, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, orgID, r.ID, r.FrameworkID, r.Ref, r.Title, r.Description, r.ParentRef,
-		boolInt(r.Assessable), r.Position, ts(time.Now()))
+		boolInt(r.Assessable), r.Position, ts(at))
 	return mapErr(err)
 }
 
