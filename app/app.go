@@ -28,6 +28,11 @@ type Store interface {
 	VendorStore
 	DeviceStore
 	ControlStore
+	FrameworkStore
+	EvidenceStore
+	TaskStore
+	TaskTemplateStore
+	SOAStore
 }
 
 // Config holds the service-level settings.

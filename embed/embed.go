@@ -14,3 +14,10 @@ var Migrations embed.FS
 //
 //go:embed openapi/*.yaml
 var OpenAPI embed.FS
+
+// Frameworks holds the built-in framework catalogs (one JSON file per
+// source), the cross-framework mappings and catalog.json, which lists the
+// 16 built-in frameworks and the files each is made of.
+//
+//go:embed frameworks/*.json frameworks/mappings/*.json
+var Frameworks embed.FS

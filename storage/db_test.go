@@ -14,7 +14,7 @@ import (
 	assets "github.com/compliance-appliance/compliance/embed"
 )
 
-func openTest(t *testing.T) *DB {
+func openUnmigrated(t *testing.T) *DB {
 	t.Helper()
 	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "test.db"))
 	if err != nil {
@@ -26,7 +26,7 @@ func openTest(t *testing.T) *DB {
 
 func migrated(t *testing.T) *DB {
 	t.Helper()
-	db := openTest(t)
+	db := openUnmigrated(t)
 	if _, err := db.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func migrated(t *testing.T) *DB {
 func TestMigrationsApplyOnceAndInOrder(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openTest(t)
+	db := openUnmigrated(t)
 	ms, err := loadMigrations(assetsFS())
 	if err != nil {
 		t.Fatal(err)

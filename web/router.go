@@ -47,5 +47,6 @@ func (s *Server) routes() *mux.Router {
 	handle("DELETE", "/v1/vendors/{id}", canManage, s.deleteVendor)
 	handle("POST", "/v1/vendors/{id}/archive", canManage, s.archiveVendor)
 	handle("POST", "/v1/vendors/{id}/restore", canManage, s.restoreVendor)
+	s.complianceRoutes(handle)
 	return r
 }

@@ -1,0 +1,22 @@
+package storage
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+// openTest opens a migrated database in a temporary directory.
+func openTest(t *testing.T) *DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
