@@ -28,6 +28,9 @@ type Store interface {
 	VendorStore
 	DeviceStore
 	ControlStore
+	PolicyStore
+	VariableStore
+	ContextStore
 }
 
 // Config holds the service-level settings.
