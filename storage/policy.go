@@ -117,7 +117,7 @@ func (db *DB) ListPolicies(ctx context.Context, orgID string, f app.PolicyFilter
 		add("p.frequency = ?", f.Frequency)
 	}
 	if f.ControlID != "" {
-		add("EXISTS (SELECT 1 FROM policy_controls pc WHERE pc.organization_id = p.organization_id AND pc.policy_id = p.id AND pc.control_id = ?)", f.ControlID)
+		add("p.id IN (SELECT pc.policy_id FROM policy_controls pc WHERE pc.organization_id = ? AND pc.control_id = ?)", orgID, f.ControlID)
 	}
 	if f.Search != "" {
 		add("instr(lower(p.name), ?) > 0", strings.ToLower(f.Search))
@@ -358,7 +358,7 @@ func (db *DB) LinkPolicyControls(ctx context.Context, orgID, policyID string, co
 	w := db.wr(ctx)
 	for _, id := range controlIDs {
 		if _, err := w.ExecContext(ctx, `INSERT INTO policy_controls (organization_id, policy_id, control_id, created_at)
-			VALUES (?, ?, ?, ?) ON CONFLICT (policy_id, control_id) DO NOTHING`, orgID, policyID, id, ts(at)); err != nil {
+			VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`, orgID, policyID, id, ts(at)); err != nil {
 			return fmt.Errorf("link control %s: %w", id, mapErr(err))
 		}
 	}

@@ -67,8 +67,8 @@ CREATE TABLE policy_controls (
     policy_id TEXT NOT NULL REFERENCES policies(id),
     control_id TEXT NOT NULL REFERENCES controls(id),
     created_at TEXT NOT NULL,
-    PRIMARY KEY (policy_id, control_id)
-) STRICT;
+    PRIMARY KEY (organization_id, policy_id, control_id)
+) WITHOUT ROWID, STRICT;
 CREATE INDEX policy_controls_org_control ON policy_controls(organization_id, control_id);
 
 CREATE TABLE variables (
