@@ -87,7 +87,7 @@ type OrgContext struct {
 	InterestedParties     []InterestedParty `json:"interestedParties"`
 	Entries               []ContextEntry    `json:"entries"`
 	ChangeNote            string            `json:"changeNote"`
-	SavedBy               *Actor            `json:"savedBy"`
+	SavedBy               *ActorRef         `json:"savedBy"`
 	SavedAt               *time.Time        `json:"savedAt"`
 	IsCurrent             bool              `json:"isCurrent"`
 }
@@ -179,7 +179,7 @@ func (a *App) GetContext(ctx context.Context) (*OrgContext, error) {
 	return c, nil
 }
 
-func trimList(ss []string) []string {
+func trimContextList(ss []string) []string {
 	out := make([]string, 0, len(ss))
 	for _, s := range ss {
 		if s = strings.TrimSpace(s); s != "" {
@@ -211,7 +211,7 @@ func (in *ContextPatch) apply(c *OrgContext, ve *ValidationError) {
 		text("scope.statement", &s.Statement, false)
 		text("scope.exclusions", &s.Exclusions, false)
 		text("scope.interfaces", &s.Interfaces, false)
-		s.Locations = trimList(s.Locations)
+		s.Locations = trimContextList(s.Locations)
 		items("scope.locations", len(s.Locations))
 		for i := range s.Locations {
 			maxLen(ve, fmt.Sprintf("scope.locations[%d]", i), s.Locations[i], 500)
@@ -258,7 +258,7 @@ func (in *ContextPatch) apply(c *OrgContext, ve *ValidationError) {
 			f := fmt.Sprintf("entries[%d]", i)
 			text(f+".question", &list[i].Question, true)
 			text(f+".answer", &list[i].Answer, true)
-			list[i].Tags = trimList(list[i].Tags)
+			list[i].Tags = trimContextList(list[i].Tags)
 			if len(list[i].Tags) > 20 {
 				ve.Add(f+".tags", CodeTooLong, len(list[i].Tags), f+".tags may list at most 20 tags")
 			}
@@ -311,7 +311,7 @@ func (a *App) UpdateContext(ctx context.Context, in ContextPatch) (*OrgContext, 
 		c.ID = Ptr(NewID(PrefixContext))
 		c.Version = before.Version + 1
 		c.ChangeNote = in.ChangeNote
-		c.SavedBy = &Actor{Type: pr.ActorType(), ID: pr.ActorID()}
+		c.SavedBy = &ActorRef{Type: pr.ActorType(), ID: pr.ActorID()}
 		c.SavedAt = &now
 		c.IsCurrent = true
 		if err := a.store.SaveContext(ctx, pr.OrgID, &c); err != nil {
@@ -370,7 +370,7 @@ func (a *App) GetContextSnapshot(ctx context.Context, ref string) (*OrgContext, 
 		return nil, err
 	}
 	var c *OrgContext
-	if n, ok := versionNumber(ref); ok {
+	if n, ok := policyVersionNumber(ref); ok {
 		c, err = a.store.GetContextVersion(ctx, pr.OrgID, "", n)
 	} else {
 		c, err = a.store.GetContextVersion(ctx, pr.OrgID, ref, 0)

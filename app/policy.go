@@ -116,13 +116,13 @@ type PolicyVersion struct {
 	Variables           map[string]string `json:"variables"`
 	UnresolvedVariables []string          `json:"unresolvedVariables"`
 	Changelog           string            `json:"changelog"`
-	PublishedBy         Actor             `json:"publishedBy"`
+	PublishedBy         ActorRef          `json:"publishedBy"`
 	PublishedAt         time.Time         `json:"publishedAt"`
 	IsCurrent           bool              `json:"isCurrent"`
 }
 
-// Actor names who did something: a person, an API key or the system.
-type Actor struct {
+// ActorRef names who did something: a person, an API key or the system.
+type ActorRef struct {
 	Type string `json:"type"`
 	ID   string `json:"id"`
 }
@@ -247,7 +247,7 @@ func (p *Policy) publishedView(v *PolicyVersion) {
 	p.HasUnpublishedChanges = false
 }
 
-func today(t time.Time) string { return t.UTC().Format("2006-01-02") }
+func policyToday(t time.Time) string { return t.UTC().Format("2006-01-02") }
 
 // apply copies the set fields of in onto p and validates them.
 func (in *PolicyInput) apply(p *Policy, ve *ValidationError) (draftChanged bool) {
@@ -401,7 +401,7 @@ func (a *App) CreatePolicy(ctx context.Context, in PolicyInput) (*Policy, error)
 			sort.Strings(ids)
 			p.ControlIDs = ids
 		}
-		p.derive(today(now))
+		p.derive(policyToday(now))
 		return a.record(ctx, Mutation{Action: "created", ResourceType: "policy", ResourceID: p.ID, After: p,
 			Events: []Event{ResourceEvent("policy", "created", p)}})
 	})
@@ -428,7 +428,7 @@ func (a *App) UpdatePolicy(ctx context.Context, id string, in PolicyInput) (*Pol
 			return err
 		}
 		now := a.Now()
-		before.derive(today(now))
+		before.derive(policyToday(now))
 		p := *before
 		ve := NewValidationError()
 		if in.apply(&p, ve) {
@@ -452,7 +452,7 @@ func (a *App) UpdatePolicy(ctx context.Context, id string, in PolicyInput) (*Pol
 			}
 		}
 		p.UpdatedAt = now
-		p.derive(today(now))
+		p.derive(policyToday(now))
 		if err := a.store.UpdatePolicy(ctx, pr.OrgID, &p); err != nil {
 			return err
 		}
@@ -474,7 +474,7 @@ func (a *App) visiblePolicy(ctx context.Context, pr *Principal, id string) (*Pol
 	if err != nil {
 		return nil, err
 	}
-	p.derive(today(a.Now()))
+	p.derive(policyToday(a.Now()))
 	if !pr.SeesOnlyAssigned() {
 		return p, nil
 	}
@@ -527,7 +527,7 @@ func (a *App) ListPolicies(ctx context.Context, f PolicyFilter) (List[Policy], e
 		return List[Policy]{}, err
 	}
 	now := a.Now()
-	f.Today = today(now)
+	f.Today = policyToday(now)
 	f.AckBy = pr.UserID
 	if pr.SeesOnlyAssigned() {
 		f.Viewer, f.ViewerID = true, pr.UserID
@@ -578,7 +578,7 @@ func (a *App) GetPolicyVersion(ctx context.Context, id, versionRef string) (*Pol
 		return nil, err
 	}
 	var v *PolicyVersion
-	if n, ok := versionNumber(versionRef); ok {
+	if n, ok := policyVersionNumber(versionRef); ok {
 		v, err = a.store.GetPolicyVersion(ctx, pr.OrgID, id, "", n)
 	} else {
 		v, err = a.store.GetPolicyVersion(ctx, pr.OrgID, id, versionRef, 0)
@@ -590,7 +590,7 @@ func (a *App) GetPolicyVersion(ctx context.Context, id, versionRef string) (*Pol
 	return v, nil
 }
 
-func versionNumber(s string) (int, bool) {
+func policyVersionNumber(s string) (int, bool) {
 	if s == "" || len(s) > 9 {
 		return 0, false
 	}
@@ -609,7 +609,7 @@ func (a *App) renderPolicy(ctx context.Context, orgID string, p *Policy, version
 	vars, err := a.variableValues(ctx, orgID, map[string]string{
 		"policy_name":    p.Name,
 		"policy_version": itoa(version),
-		"published_date": today(at),
+		"published_date": policyToday(at),
 	})
 	if err != nil {
 		return Rendered{}, err
@@ -658,7 +658,7 @@ func (a *App) PublishPolicy(ctx context.Context, id string, in PublishInput) (*P
 			return err
 		}
 		now := a.Now()
-		before.derive(today(now))
+		before.derive(policyToday(now))
 		if before.ArchivedAt != nil {
 			return Errorf(ErrConflict, "policy %s is archived; restore it (isArchived: false) before publishing", id)
 		}
@@ -688,7 +688,7 @@ func (a *App) PublishPolicy(ctx context.Context, id string, in PublishInput) (*P
 		v := &PolicyVersion{ID: NewID(PrefixPolicyVersion), PolicyID: id, Version: next, Name: before.Name,
 			Description: before.Description, Content: r.Content, Source: before.Content, ContentSHA256: hex.EncodeToString(sum[:]),
 			Variables: r.Used, UnresolvedVariables: r.Unresolved, Changelog: in.Changelog,
-			PublishedBy: Actor{Type: pr.ActorType(), ID: pr.ActorID()}, PublishedAt: now, IsCurrent: true}
+			PublishedBy: ActorRef{Type: pr.ActorType(), ID: pr.ActorID()}, PublishedAt: now, IsCurrent: true}
 		if err := a.store.CreatePolicyVersion(ctx, pr.OrgID, v); err != nil {
 			return err
 		}
@@ -696,7 +696,7 @@ func (a *App) PublishPolicy(ctx context.Context, id string, in PublishInput) (*P
 		p.Version, p.CurrentVersionID, p.LastPublishedAt = next, &v.ID, &now
 		p.HasUnpublishedChanges = false
 		p.UpdatedAt = now
-		p.derive(today(now))
+		p.derive(policyToday(now))
 		if err := a.store.UpdatePolicy(ctx, pr.OrgID, &p); err != nil {
 			return err
 		}
@@ -722,7 +722,7 @@ type publishedVersion struct {
 	ContentSHA256       string    `json:"contentSha256"`
 	UnresolvedVariables []string  `json:"unresolvedVariables"`
 	Changelog           string    `json:"changelog"`
-	PublishedBy         Actor     `json:"publishedBy"`
+	PublishedBy         ActorRef  `json:"publishedBy"`
 	PublishedAt         time.Time `json:"publishedAt"`
 }
 
@@ -850,7 +850,7 @@ func (a *App) LinkPolicyControls(ctx context.Context, id string, controlIDs []st
 			return err
 		}
 		now := a.Now()
-		before.derive(today(now))
+		before.derive(policyToday(now))
 		ve := NewValidationError()
 		if len(controlIDs) == 0 {
 			ve.Add("controlIds", CodeRequired, nil, "controlIds must list at least one control")
@@ -869,7 +869,7 @@ func (a *App) LinkPolicyControls(ctx context.Context, id string, controlIDs []st
 		if err != nil {
 			return err
 		}
-		after.derive(today(now))
+		after.derive(policyToday(now))
 		out = after
 		if len(after.ControlIDs) == len(before.ControlIDs) {
 			return nil
@@ -898,7 +898,7 @@ func (a *App) UnlinkPolicyControl(ctx context.Context, id, controlID string) err
 			return err
 		}
 		now := a.Now()
-		before.derive(today(now))
+		before.derive(policyToday(now))
 		if err := a.store.UnlinkPolicyControl(ctx, pr.OrgID, id, controlID); err != nil {
 			if errors.Is(err, ErrNotFound) {
 				return Errorf(ErrNotFound, "control %s is not linked to policy %s", controlID, id)
@@ -909,7 +909,7 @@ func (a *App) UnlinkPolicyControl(ctx context.Context, id, controlID string) err
 		if err != nil {
 			return err
 		}
-		after.derive(today(now))
+		after.derive(policyToday(now))
 		return a.record(ctx, Mutation{Action: "control_unlinked", ResourceType: "policy", ResourceID: id, Before: before, After: after,
 			Events: []Event{ResourceEvent("policy", "updated", after)}})
 	})

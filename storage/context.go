@@ -15,7 +15,7 @@ const contextColumns = `id, version, document, change_note, saved_by_type, saved
 func scanContext(row interface{ Scan(...any) error }) (*app.OrgContext, error) {
 	var c app.OrgContext
 	var id, doc, savedAt string
-	var by app.Actor
+	var by app.ActorRef
 	if err := row.Scan(&id, &c.Version, &doc, &c.ChangeNote, &by.Type, &by.ID, &savedAt); err != nil {
 		return nil, mapErr(err)
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/compliance-appliance/compliance/app"
 )
 
-// decodeOptional decodes a JSON body when there is one; an empty body
+// decodeIfBody decodes a JSON body when there is one; an empty body
 // leaves dst as it is.
-func decodeOptional(r *http.Request, dst any) error {
+func decodeIfBody(r *http.Request, dst any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxJSONBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -120,7 +120,7 @@ func (s *Server) previewPolicy(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) publishPolicy(w http.ResponseWriter, r *http.Request) error {
 	var in app.PublishInput
-	if err := decodeOptional(r, &in); err != nil {
+	if err := decodeIfBody(r, &in); err != nil {
 		return err
 	}
 	v, err := s.app.PublishPolicy(r.Context(), pathID(r, "id"), in)
@@ -155,7 +155,7 @@ func (s *Server) getPolicyVersion(w http.ResponseWriter, r *http.Request) error 
 
 func (s *Server) acknowledgePolicy(w http.ResponseWriter, r *http.Request) error {
 	var in app.AcknowledgeInput
-	if err := decodeOptional(r, &in); err != nil {
+	if err := decodeIfBody(r, &in); err != nil {
 		return err
 	}
 	ack, created, err := s.app.AcknowledgePolicy(r.Context(), pathID(r, "id"), in)

@@ -15,9 +15,9 @@ import (
 	"github.com/compliance-appliance/compliance/app"
 )
 
-// personKey creates an API key of a role that acts for a person, as a key a
+// policyPersonKey creates an API key of a role that acts for a person, as a key a
 // person creates for themselves does.
-func (e *testEnv) personKey(orgID, personID string, role app.Role) string {
+func (e *testEnv) policyPersonKey(orgID, personID string, role app.Role) string {
 	e.t.Helper()
 	ctx := app.WithPrincipal(context.Background(), &app.Principal{OrgID: orgID, Role: app.RoleOwner, AuthType: app.AuthSystem, UserID: personID})
 	k, err := e.app.CreateAPIKey(ctx, app.APIKeyCreate{Name: "personal", Role: string(role)})
@@ -27,8 +27,8 @@ func (e *testEnv) personKey(orgID, personID string, role app.Role) string {
 	return k.Key
 }
 
-// control inserts a control of an organization and returns its id.
-func (e *testEnv) control(orgID, code string) string {
+// policyControl inserts a control of an organization and returns its id.
+func (e *testEnv) policyControl(orgID, code string) string {
 	e.t.Helper()
 	now := e.clock.Now()
 	c := &app.Control{ID: app.NewID(app.PrefixControl), Code: code, Name: "Control " + code, Status: app.ControlNotStarted, CreatedAt: now, UpdatedAt: now}
@@ -38,8 +38,8 @@ func (e *testEnv) control(orgID, code string) string {
 	return c.ID
 }
 
-// eventTypes returns the outbox event types of an organization in order.
-func (e *testEnv) eventTypes(orgID string) []string {
+// policyEvents returns the outbox event types of an organization in order.
+func (e *testEnv) policyEvents(orgID string) []string {
 	e.t.Helper()
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "test.db")+"?_pragma=busy_timeout(5000)")
 	if err != nil {
@@ -65,7 +65,7 @@ func (e *testEnv) eventTypes(orgID string) []string {
 	return out
 }
 
-func count(types []string, want string) int {
+func polCount(types []string, want string) int {
 	n := 0
 	for _, t := range types {
 		if t == want {
@@ -75,8 +75,8 @@ func count(types []string, want string) int {
 	return n
 }
 
-// list decodes a list response and checks the envelope.
-func list(t *testing.T, rec *httptest.ResponseRecorder) ([]map[string]any, map[string]any) {
+// polList decodes a list response and checks the envelope.
+func polList(t *testing.T, rec *httptest.ResponseRecorder) ([]map[string]any, map[string]any) {
 	t.Helper()
 	wantStatus(t, rec, http.StatusOK)
 	var body struct {
@@ -92,8 +92,8 @@ func list(t *testing.T, rec *httptest.ResponseRecorder) ([]map[string]any, map[s
 	return body.Data, body.Meta
 }
 
-func str(m map[string]any, k string) string { s, _ := m[k].(string); return s }
-func num(m map[string]any, k string) int    { f, _ := m[k].(float64); return int(f) }
+func polStr(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+func polNum(m map[string]any, k string) int    { f, _ := m[k].(float64); return int(f) }
 
 func (e *testEnv) newPolicy(key string, body map[string]any) map[string]any {
 	e.t.Helper()
@@ -110,8 +110,8 @@ func TestPolicyPublishVersions(t *testing.T) {
 
 	p := e.newPolicy(admin, map[string]any{"name": "Access Control Policy", "content": "{{company_name}} grants access by role.",
 		"frequency": "yearly", "reviewDate": "2027-01-15"})
-	id := str(p, "id")
-	if !strings.HasPrefix(id, "pol_") || str(p, "status") != "draft" || num(p, "version") != 0 || p["hasUnpublishedChanges"] != true ||
+	id := polStr(p, "id")
+	if !strings.HasPrefix(id, "pol_") || polStr(p, "status") != "draft" || polNum(p, "version") != 0 || p["hasUnpublishedChanges"] != true ||
 		p["currentVersionId"] != nil || p["isRequiredToSign"] != true {
 		t.Fatalf("new policy: %v", p)
 	}
@@ -120,15 +120,15 @@ func TestPolicyPublishVersions(t *testing.T) {
 	rec := e.do("POST", "/v1/policies/"+id+"/publish", admin, map[string]any{"changelog": "first"})
 	wantStatus(t, rec, http.StatusCreated)
 	v1 := obj(t, rec)
-	if num(v1, "version") != 1 || str(v1, "content") != "Acme Corp grants access by role." || str(v1, "source") != "{{company_name}} grants access by role." ||
-		!strings.HasPrefix(str(v1, "id"), "plv_") || str(v1, "changelog") != "first" || v1["isCurrent"] != true || len(str(v1, "contentSha256")) != 64 {
+	if polNum(v1, "version") != 1 || polStr(v1, "content") != "Acme Corp grants access by role." || polStr(v1, "source") != "{{company_name}} grants access by role." ||
+		!strings.HasPrefix(polStr(v1, "id"), "plv_") || polStr(v1, "changelog") != "first" || v1["isCurrent"] != true || len(polStr(v1, "contentSha256")) != 64 {
 		t.Fatalf("version 1: %v", v1)
 	}
 	if vars := v1["variables"].(map[string]any); vars["company_name"] != "Acme Corp" {
 		t.Fatalf("variables used: %v", vars)
 	}
 	got := obj(t, e.do("GET", "/v1/policies/"+id, admin, nil))
-	if str(got, "status") != "published" || num(got, "version") != 1 || got["hasUnpublishedChanges"] != false || str(got, "currentVersionId") != str(v1, "id") {
+	if polStr(got, "status") != "published" || polNum(got, "version") != 1 || got["hasUnpublishedChanges"] != false || polStr(got, "currentVersionId") != polStr(v1, "id") {
 		t.Fatalf("after publish: %v", got)
 	}
 
@@ -136,11 +136,11 @@ func TestPolicyPublishVersions(t *testing.T) {
 	rec = e.do("PATCH", "/v1/policies/"+id, admin, map[string]any{"content": "Changed draft text.", "status": "published", "version": 9})
 	wantStatus(t, rec, http.StatusOK)
 	got = obj(t, rec)
-	if str(got, "status") != "needs_review" || got["hasUnpublishedChanges"] != true || num(got, "version") != 1 {
+	if polStr(got, "status") != "needs_review" || got["hasUnpublishedChanges"] != true || polNum(got, "version") != 1 {
 		t.Fatalf("after draft edit (server-owned fields must not take effect): %v", got)
 	}
 	old := obj(t, e.do("GET", "/v1/policies/"+id+"/versions/1", admin, nil))
-	if str(old, "content") != "Acme Corp grants access by role." || str(old, "id") != str(v1, "id") {
+	if polStr(old, "content") != "Acme Corp grants access by role." || polStr(old, "id") != polStr(v1, "id") {
 		t.Fatalf("version 1 changed: %v", old)
 	}
 
@@ -149,23 +149,23 @@ func TestPolicyPublishVersions(t *testing.T) {
 	rec = e.do("POST", "/v1/policies/"+id+"/publish", admin, nil)
 	wantStatus(t, rec, http.StatusCreated)
 	v2 := obj(t, rec)
-	if num(v2, "version") != 2 || str(v2, "content") != "Changed draft text." {
+	if polNum(v2, "version") != 2 || polStr(v2, "content") != "Changed draft text." {
 		t.Fatalf("version 2: %v", v2)
 	}
 	// Publishing an unchanged draft again is a new version too (a re-issue
 	// that people must acknowledge again).
 	rec = e.do("POST", "/v1/policies/"+id+"/publish", admin, nil)
 	wantStatus(t, rec, http.StatusCreated)
-	if num(obj(t, rec), "version") != 3 {
+	if polNum(obj(t, rec), "version") != 3 {
 		t.Fatal("third publish must be version 3")
 	}
-	items, meta := list(t, e.do("GET", "/v1/policies/"+id+"/versions", admin, nil))
-	if num(meta, "total") != 3 || len(items) != 3 || num(items[0], "version") != 3 || num(items[2], "version") != 1 ||
+	items, meta := polList(t, e.do("GET", "/v1/policies/"+id+"/versions", admin, nil))
+	if polNum(meta, "total") != 3 || len(items) != 3 || polNum(items[0], "version") != 3 || polNum(items[2], "version") != 1 ||
 		items[0]["isCurrent"] != true || items[2]["isCurrent"] != false {
 		t.Fatalf("versions: %v %v", items, meta)
 	}
-	byID := obj(t, e.do("GET", "/v1/policies/"+id+"/versions/"+str(v1, "id"), admin, nil))
-	if str(byID, "content") != str(v1, "content") || byID["isCurrent"] != false {
+	byID := obj(t, e.do("GET", "/v1/policies/"+id+"/versions/"+polStr(v1, "id"), admin, nil))
+	if polStr(byID, "content") != polStr(v1, "content") || byID["isCurrent"] != false {
 		t.Fatalf("version by id: %v", byID)
 	}
 	wantError(t, e.do("GET", "/v1/policies/"+id+"/versions/4", admin, nil), http.StatusNotFound, "not_found")
@@ -173,13 +173,13 @@ func TestPolicyPublishVersions(t *testing.T) {
 
 	// A policy with no content cannot be published.
 	empty := e.newPolicy(admin, map[string]any{"name": "Empty"})
-	wantField(t, e.do("POST", "/v1/policies/"+str(empty, "id")+"/publish", admin, nil), "content")
+	wantField(t, e.do("POST", "/v1/policies/"+polStr(empty, "id")+"/publish", admin, nil), "content")
 	// An archived policy cannot be published.
 	wantStatus(t, e.do("PATCH", "/v1/policies/"+id, admin, map[string]any{"isArchived": true}), http.StatusOK)
 	wantError(t, e.do("POST", "/v1/policies/"+id+"/publish", admin, nil), http.StatusConflict, "conflict")
 
-	types := e.eventTypes(org)
-	if count(types, "policy.created") != 2 || count(types, "policy.published") != 3 || count(types, "policy.updated") != 2 {
+	types := e.policyEvents(org)
+	if polCount(types, "policy.created") != 2 || polCount(types, "policy.published") != 3 || polCount(types, "policy.updated") != 2 {
 		t.Fatalf("events: %v", types)
 	}
 }
@@ -193,12 +193,12 @@ func TestPolicyVariableSubstitution(t *testing.T) {
 	rec := e.do("POST", "/v1/variables", admin, map[string]any{"name": "{{security_officer}}", "value": "Jane Roe", "description": "CISO"})
 	wantStatus(t, rec, http.StatusCreated)
 	v := obj(t, rec)
-	if str(v, "name") != "security_officer" || str(v, "placeholder") != "{{security_officer}}" || !strings.HasPrefix(str(v, "id"), "var_") {
+	if polStr(v, "name") != "security_officer" || polStr(v, "placeholder") != "{{security_officer}}" || !strings.HasPrefix(polStr(v, "id"), "var_") {
 		t.Fatalf("variable: %v", v)
 	}
 	p := e.newPolicy(admin, map[string]any{"name": "ISMS Policy",
 		"content": "Owner: {{ security_officer }} at {{company_name}}. Unknown: {{retention_days}} and {{Bad-Name}}. Version {{policy_version}} of {{policy_name}}."})
-	id := str(p, "id")
+	id := polStr(p, "id")
 
 	// Unknown variables: 400 on content naming them; nothing is published.
 	rec = e.do("POST", "/v1/policies/"+id+"/publish", admin, nil)
@@ -206,13 +206,13 @@ func TestPolicyVariableSubstitution(t *testing.T) {
 	if body := rec.Body.String(); !strings.Contains(body, "{{retention_days}}") || !strings.Contains(body, "{{Bad-Name}}") {
 		t.Fatalf("error must name the unknown variables: %s", body)
 	}
-	if num(obj(t, e.do("GET", "/v1/policies/"+id, admin, nil)), "version") != 0 {
+	if polNum(obj(t, e.do("GET", "/v1/policies/"+id, admin, nil)), "version") != 0 {
 		t.Fatal("a refused publish must not create a version")
 	}
 
 	// The preview shows the same without publishing.
 	pv := obj(t, e.do("GET", "/v1/policies/"+id+"/preview", admin, nil))
-	if num(pv, "nextVersion") != 1 || len(pv["unresolvedVariables"].([]any)) != 2 || !strings.Contains(str(pv, "content"), "Owner: Jane Roe at Acme.") {
+	if polNum(pv, "nextVersion") != 1 || len(pv["unresolvedVariables"].([]any)) != 2 || !strings.Contains(polStr(pv, "content"), "Owner: Jane Roe at Acme.") {
 		t.Fatalf("preview: %v", pv)
 	}
 
@@ -221,8 +221,8 @@ func TestPolicyVariableSubstitution(t *testing.T) {
 	wantStatus(t, rec, http.StatusCreated)
 	v1 := obj(t, rec)
 	want := "Owner: Jane Roe at Acme. Unknown: {{retention_days}} and {{Bad-Name}}. Version 1 of ISMS Policy."
-	if str(v1, "content") != want {
-		t.Fatalf("content %q, want %q", str(v1, "content"), want)
+	if polStr(v1, "content") != want {
+		t.Fatalf("content %q, want %q", polStr(v1, "content"), want)
 	}
 	if u := v1["unresolvedVariables"].([]any); len(u) != 2 || u[0] != "Bad-Name" || u[1] != "retention_days" {
 		t.Fatalf("unresolved: %v", u)
@@ -232,20 +232,20 @@ func TestPolicyVariableSubstitution(t *testing.T) {
 	// next publish; version 1 keeps the values it was published with.
 	wantStatus(t, e.do("POST", "/v1/variables", admin, map[string]any{"name": "retention_days", "value": "90"}), http.StatusCreated)
 	wantStatus(t, e.do("POST", "/v1/variables", admin, map[string]any{"name": "company_name", "value": "Acme GmbH"}), http.StatusCreated)
-	wantStatus(t, e.do("PATCH", "/v1/variables/"+str(v, "id"), admin, map[string]any{"value": "John Doe"}), http.StatusOK)
+	wantStatus(t, e.do("PATCH", "/v1/variables/"+polStr(v, "id"), admin, map[string]any{"value": "John Doe"}), http.StatusOK)
 	wantStatus(t, e.do("PATCH", "/v1/policies/"+id, admin, map[string]any{"content": "{{security_officer}}, {{company_name}}, {{retention_days}} days."}), http.StatusOK)
 	rec = e.do("POST", "/v1/policies/"+id+"/publish", admin, nil)
 	wantStatus(t, rec, http.StatusCreated)
-	if c := str(obj(t, rec), "content"); c != "John Doe, Acme GmbH, 90 days." {
+	if c := polStr(obj(t, rec), "content"); c != "John Doe, Acme GmbH, 90 days." {
 		t.Fatalf("version 2 content %q", c)
 	}
-	if c := str(obj(t, e.do("GET", "/v1/policies/"+id+"/versions/1", admin, nil)), "content"); c != want {
+	if c := polStr(obj(t, e.do("GET", "/v1/policies/"+id+"/versions/1", admin, nil)), "content"); c != want {
 		t.Fatalf("version 1 changed to %q", c)
 	}
 	// Deleting a variable never touches published text.
-	wantStatus(t, e.do("DELETE", "/v1/variables/"+str(v, "id"), admin, nil), http.StatusNoContent)
-	wantError(t, e.do("GET", "/v1/variables/"+str(v, "id"), admin, nil), http.StatusNotFound, "not_found")
-	if c := str(obj(t, e.do("GET", "/v1/policies/"+id+"/versions/2", admin, nil)), "content"); c != "John Doe, Acme GmbH, 90 days." {
+	wantStatus(t, e.do("DELETE", "/v1/variables/"+polStr(v, "id"), admin, nil), http.StatusNoContent)
+	wantError(t, e.do("GET", "/v1/variables/"+polStr(v, "id"), admin, nil), http.StatusNotFound, "not_found")
+	if c := polStr(obj(t, e.do("GET", "/v1/policies/"+id+"/versions/2", admin, nil)), "content"); c != "John Doe, Acme GmbH, 90 days." {
 		t.Fatalf("version 2 changed to %q", c)
 	}
 }
@@ -258,18 +258,18 @@ func TestVariables(t *testing.T) {
 	for _, name := range []string{"dpo", "b_name", "a_name"} {
 		wantStatus(t, e.do("POST", "/v1/variables", admin, map[string]any{"name": name, "value": "v"}), http.StatusCreated)
 	}
-	items, meta := list(t, e.do("GET", "/v1/variables?perPage=2", admin, nil))
-	if num(meta, "total") != 3 || num(meta, "totalPages") != 2 || len(items) != 2 || str(items[0], "name") != "a_name" {
+	items, meta := polList(t, e.do("GET", "/v1/variables?perPage=2", admin, nil))
+	if polNum(meta, "total") != 3 || polNum(meta, "totalPages") != 2 || len(items) != 2 || polStr(items[0], "name") != "a_name" {
 		t.Fatalf("variables page: %v %v", items, meta)
 	}
-	items, _ = list(t, e.do("GET", "/v1/variables?q=dp", admin, nil))
-	if len(items) != 1 || str(items[0], "name") != "dpo" {
+	items, _ = polList(t, e.do("GET", "/v1/variables?q=dp", admin, nil))
+	if len(items) != 1 || polStr(items[0], "name") != "dpo" {
 		t.Fatalf("search: %v", items)
 	}
 	// Unique per organization: 409, on create and on rename.
 	wantError(t, e.do("POST", "/v1/variables", admin, map[string]any{"name": "{{dpo}}", "value": "x"}), http.StatusConflict, "conflict")
 	other := obj(t, e.do("POST", "/v1/variables", admin, map[string]any{"name": "other", "value": "x"}))
-	wantError(t, e.do("PATCH", "/v1/variables/"+str(other, "id"), admin, map[string]any{"name": "dpo"}), http.StatusConflict, "conflict")
+	wantError(t, e.do("PATCH", "/v1/variables/"+polStr(other, "id"), admin, map[string]any{"name": "dpo"}), http.StatusConflict, "conflict")
 	// The same name in another organization is fine.
 	org2 := e.org("Other", "professional")
 	wantStatus(t, e.do("POST", "/v1/variables", e.key(org2, app.RoleOwner), map[string]any{"name": "dpo", "value": "x"}), http.StatusCreated)
@@ -289,12 +289,12 @@ func TestVariables(t *testing.T) {
 	} {
 		wantField(t, e.do("POST", "/v1/variables", admin, tc.body), tc.field)
 	}
-	wantField(t, e.do("PATCH", "/v1/variables/"+str(other, "id"), admin, map[string]any{"name": "Bad Name"}), "name")
+	wantField(t, e.do("PATCH", "/v1/variables/"+polStr(other, "id"), admin, map[string]any{"name": "Bad Name"}), "name")
 
 	// Employees and contractors do not read organization settings.
-	emp := e.personKey(org, e.person(org, "emp@acme.test", app.RoleEmployee), app.RoleEmployee)
+	emp := e.policyPersonKey(org, e.person(org, "emp@acme.test", app.RoleEmployee), app.RoleEmployee)
 	wantError(t, e.do("GET", "/v1/variables", emp, nil), http.StatusForbidden, "forbidden")
-	wantError(t, e.do("GET", "/v1/variables/"+str(other, "id"), emp, nil), http.StatusForbidden, "forbidden")
+	wantError(t, e.do("GET", "/v1/variables/"+polStr(other, "id"), emp, nil), http.StatusForbidden, "forbidden")
 }
 
 func TestPolicyAcknowledgement(t *testing.T) {
@@ -305,12 +305,12 @@ func TestPolicyAcknowledgement(t *testing.T) {
 	alice := e.person(org, "alice@acme.test", app.RoleEmployee)
 	bob := e.person(org, "bob@acme.test", app.RoleContractor)
 	e.person(org, "audrey@acme.test", app.RoleAuditor) // auditors are not expected to acknowledge
-	aliceKey := e.personKey(org, alice, app.RoleEmployee)
-	bobKey := e.personKey(org, bob, app.RoleContractor)
+	aliceKey := e.policyPersonKey(org, alice, app.RoleEmployee)
+	bobKey := e.policyPersonKey(org, bob, app.RoleContractor)
 
-	id := str(e.newPolicy(admin, map[string]any{"name": "Acceptable Use", "content": "Be nice."}), "id")
+	id := polStr(e.newPolicy(admin, map[string]any{"name": "Acceptable Use", "content": "Be nice."}), "id")
 	// Nothing published yet: 409 for those who see it (admins) and 404 for employees.
-	wantError(t, e.do("POST", "/v1/policies/"+id+"/acknowledge", e.personKey(org, e.person(org, "ad@acme.test", app.RoleAdmin), app.RoleAdmin), nil), http.StatusConflict, "conflict")
+	wantError(t, e.do("POST", "/v1/policies/"+id+"/acknowledge", e.policyPersonKey(org, e.person(org, "ad@acme.test", app.RoleAdmin), app.RoleAdmin), nil), http.StatusConflict, "conflict")
 	wantError(t, e.do("POST", "/v1/policies/"+id+"/acknowledge", aliceKey, nil), http.StatusNotFound, "not_found")
 
 	wantStatus(t, e.do("POST", "/v1/policies/"+id+"/publish", admin, nil), http.StatusCreated)
@@ -325,40 +325,40 @@ func TestPolicyAcknowledgement(t *testing.T) {
 	rec := e.do("POST", "/v1/policies/"+id+"/acknowledge", aliceKey, map[string]any{"version": 1})
 	wantStatus(t, rec, http.StatusCreated)
 	ack := obj(t, rec)
-	if str(ack, "personId") != alice || num(ack, "version") != 1 || !strings.HasPrefix(str(ack, "id"), "pak_") {
+	if polStr(ack, "personId") != alice || polNum(ack, "version") != 1 || !strings.HasPrefix(polStr(ack, "id"), "pak_") {
 		t.Fatalf("ack: %v", ack)
 	}
 	// Once per person per version: a repeat returns the same record.
 	rec = e.do("POST", "/v1/policies/"+id+"/acknowledge", aliceKey, nil)
 	wantStatus(t, rec, http.StatusOK)
-	if str(obj(t, rec), "id") != str(ack, "id") {
+	if polStr(obj(t, rec), "id") != polStr(ack, "id") {
 		t.Fatal("a repeated acknowledgement must return the first one")
 	}
 
 	rec = e.do("GET", "/v1/policies/"+id+"/acknowledgements", admin, nil)
-	people, meta := list(t, rec)
+	people, meta := polList(t, rec)
 	sum := obj(t, rec)["summary"].(map[string]any)
-	if num(meta, "total") != 3 || num(sum, "required") != 3 || num(sum, "acknowledged") != 1 || num(sum, "pending") != 2 || num(sum, "version") != 1 {
+	if polNum(meta, "total") != 3 || polNum(sum, "required") != 3 || polNum(sum, "acknowledged") != 1 || polNum(sum, "pending") != 2 || polNum(sum, "version") != 1 {
 		t.Fatalf("status: %v %v", people, sum)
 	}
 	for _, p := range people {
-		if (str(p, "personId") == alice) != (p["acknowledged"] == true) {
+		if (polStr(p, "personId") == alice) != (p["acknowledged"] == true) {
 			t.Fatalf("row: %v", p)
 		}
-		if str(p, "role") == "auditor" {
+		if polStr(p, "role") == "auditor" {
 			t.Fatalf("auditors are not listed: %v", p)
 		}
 	}
-	pending, _ := list(t, e.do("GET", "/v1/policies/"+id+"/acknowledgements?status=pending", admin, nil))
+	pending, _ := polList(t, e.do("GET", "/v1/policies/"+id+"/acknowledgements?status=pending", admin, nil))
 	if len(pending) != 2 {
 		t.Fatalf("pending: %v", pending)
 	}
 	// The caller's own view of what is left to acknowledge.
-	mine, _ := list(t, e.do("GET", "/v1/policies?acknowledged=false", bobKey, nil))
-	if len(mine) != 1 || str(mine[0], "id") != id {
+	mine, _ := polList(t, e.do("GET", "/v1/policies?acknowledged=false", bobKey, nil))
+	if len(mine) != 1 || polStr(mine[0], "id") != id {
 		t.Fatalf("bob's pending policies: %v", mine)
 	}
-	mine, _ = list(t, e.do("GET", "/v1/policies?acknowledged=false", aliceKey, nil))
+	mine, _ = polList(t, e.do("GET", "/v1/policies?acknowledged=false", aliceKey, nil))
 	if len(mine) != 0 {
 		t.Fatalf("alice has nothing pending: %v", mine)
 	}
@@ -367,19 +367,19 @@ func TestPolicyAcknowledgement(t *testing.T) {
 	// A new version needs a new acknowledgement.
 	wantStatus(t, e.do("POST", "/v1/policies/"+id+"/publish", admin, nil), http.StatusCreated)
 	rec = e.do("GET", "/v1/policies/"+id+"/acknowledgements?status=pending&role=employee", admin, nil)
-	pending, _ = list(t, rec)
-	if len(pending) != 1 || str(pending[0], "personId") != alice || num(pending[0], "lastAcknowledgedVersion") != 1 || pending[0]["acknowledged"] != false {
+	pending, _ = polList(t, rec)
+	if len(pending) != 1 || polStr(pending[0], "personId") != alice || polNum(pending[0], "lastAcknowledgedVersion") != 1 || pending[0]["acknowledged"] != false {
 		t.Fatalf("after republish: %v", pending)
 	}
-	if s := obj(t, rec)["summary"].(map[string]any); num(s, "acknowledged") != 0 || num(s, "version") != 2 {
+	if s := obj(t, rec)["summary"].(map[string]any); polNum(s, "acknowledged") != 0 || polNum(s, "version") != 2 {
 		t.Fatalf("summary after republish: %v", s)
 	}
 	wantStatus(t, e.do("POST", "/v1/policies/"+id+"/acknowledge", aliceKey, map[string]any{"version": 2}), http.StatusCreated)
 	wantStatus(t, e.do("POST", "/v1/policies/"+id+"/acknowledge", bobKey, nil), http.StatusCreated)
 
 	// Employees see only their own row.
-	rows, _ := list(t, e.do("GET", "/v1/policies/"+id+"/acknowledgements", bobKey, nil))
-	if len(rows) != 1 || str(rows[0], "personId") != bob || rows[0]["acknowledged"] != true {
+	rows, _ := polList(t, e.do("GET", "/v1/policies/"+id+"/acknowledgements", bobKey, nil))
+	if len(rows) != 1 || polStr(rows[0], "personId") != bob || rows[0]["acknowledged"] != true {
 		t.Fatalf("bob's view: %v", rows)
 	}
 	wantField(t, e.do("GET", "/v1/policies/"+id+"/acknowledgements?status=maybe", admin, nil), "status")
@@ -390,7 +390,7 @@ func TestPolicyAcknowledgement(t *testing.T) {
 	wantStatus(t, e.do("PATCH", "/v1/people/"+bob, admin, map[string]any{"isActive": false}), http.StatusOK)
 	wantError(t, e.do("POST", "/v1/policies/"+id+"/acknowledge", bobKey, nil), http.StatusForbidden, "forbidden")
 
-	if n := count(e.eventTypes(org), "policy.acknowledged"); n != 3 {
+	if n := polCount(e.policyEvents(org), "policy.acknowledged"); n != 3 {
 		t.Fatalf("policy.acknowledged events: %d", n)
 	}
 }
@@ -401,34 +401,34 @@ func TestPolicyEmployeeVisibility(t *testing.T) {
 	org := e.org("Acme", "professional")
 	admin := e.key(org, app.RoleAdmin)
 	alice := e.person(org, "alice@acme.test", app.RoleEmployee)
-	aliceKey := e.personKey(org, alice, app.RoleEmployee)
+	aliceKey := e.policyPersonKey(org, alice, app.RoleEmployee)
 	anon := e.key(org, app.RoleContractor) // a contractor key acting for no person
 
-	draft := str(e.newPolicy(admin, map[string]any{"name": "Secret draft", "content": "draft"}), "id")
-	assigned := str(e.newPolicy(admin, map[string]any{"name": "Alice's draft", "content": "mine", "assigneeId": alice}), "id")
-	pub := str(e.newPolicy(admin, map[string]any{"name": "Published", "description": "v1 description", "content": "v1 text"}), "id")
+	draft := polStr(e.newPolicy(admin, map[string]any{"name": "Secret draft", "content": "draft"}), "id")
+	assigned := polStr(e.newPolicy(admin, map[string]any{"name": "Alice's draft", "content": "mine", "assigneeId": alice}), "id")
+	pub := polStr(e.newPolicy(admin, map[string]any{"name": "Published", "description": "v1 description", "content": "v1 text"}), "id")
 	wantStatus(t, e.do("POST", "/v1/policies/"+pub+"/publish", admin, nil), http.StatusCreated)
 	wantStatus(t, e.do("PATCH", "/v1/policies/"+pub, admin, map[string]any{"name": "Published (renamed draft)", "content": "unpublished edit"}), http.StatusOK)
-	archived := str(e.newPolicy(admin, map[string]any{"name": "Old", "content": "old"}), "id")
+	archived := polStr(e.newPolicy(admin, map[string]any{"name": "Old", "content": "old"}), "id")
 	wantStatus(t, e.do("POST", "/v1/policies/"+archived+"/publish", admin, nil), http.StatusCreated)
 	wantStatus(t, e.do("PATCH", "/v1/policies/"+archived, admin, map[string]any{"isArchived": true}), http.StatusOK)
 
-	items, meta := list(t, e.do("GET", "/v1/policies?sort=name", aliceKey, nil))
-	if num(meta, "total") != 2 || len(items) != 2 {
+	items, meta := polList(t, e.do("GET", "/v1/policies?sort=name", aliceKey, nil))
+	if polNum(meta, "total") != 2 || len(items) != 2 {
 		t.Fatalf("alice sees: %v", items)
 	}
 	byID := map[string]map[string]any{}
 	for _, it := range items {
-		byID[str(it, "id")] = it
+		byID[polStr(it, "id")] = it
 	}
-	if p := byID[pub]; p == nil || str(p, "content") != "v1 text" || str(p, "name") != "Published" || str(p, "status") != "published" || p["hasUnpublishedChanges"] != false {
+	if p := byID[pub]; p == nil || polStr(p, "content") != "v1 text" || polStr(p, "name") != "Published" || polStr(p, "status") != "published" || p["hasUnpublishedChanges"] != false {
 		t.Fatalf("published policy must show its published text to employees: %v", p)
 	}
-	if p := byID[assigned]; p == nil || str(p, "content") != "mine" {
+	if p := byID[assigned]; p == nil || polStr(p, "content") != "mine" {
 		t.Fatalf("assigned draft: %v", p)
 	}
 	got := obj(t, e.do("GET", "/v1/policies/"+pub, aliceKey, nil))
-	if str(got, "content") != "v1 text" || str(got, "description") != "v1 description" {
+	if polStr(got, "content") != "v1 text" || polStr(got, "description") != "v1 description" {
 		t.Fatalf("employee get: %v", got)
 	}
 	wantError(t, e.do("GET", "/v1/policies/"+draft, aliceKey, nil), http.StatusNotFound, "not_found")
@@ -437,17 +437,17 @@ func TestPolicyEmployeeVisibility(t *testing.T) {
 	wantError(t, e.do("GET", "/v1/policies/"+draft+"/preview", aliceKey, nil), http.StatusNotFound, "not_found")
 	wantError(t, e.do("GET", "/v1/policies/"+pub+"/preview", aliceKey, nil), http.StatusNotFound, "not_found")
 	wantStatus(t, e.do("GET", "/v1/policies/"+assigned+"/preview", aliceKey, nil), http.StatusOK)
-	versions, _ := list(t, e.do("GET", "/v1/policies/"+pub+"/versions", aliceKey, nil))
+	versions, _ := polList(t, e.do("GET", "/v1/policies/"+pub+"/versions", aliceKey, nil))
 	if len(versions) != 1 {
 		t.Fatalf("versions for employee: %v", versions)
 	}
 	// Without a person a contractor key sees published policies only.
-	items, _ = list(t, e.do("GET", "/v1/policies", anon, nil))
-	if len(items) != 1 || str(items[0], "id") != pub {
+	items, _ = polList(t, e.do("GET", "/v1/policies", anon, nil))
+	if len(items) != 1 || polStr(items[0], "id") != pub {
 		t.Fatalf("anonymous contractor sees: %v", items)
 	}
 	// excludeContent drops the field for employees too.
-	items, _ = list(t, e.do("GET", "/v1/policies?excludeContent=true", aliceKey, nil))
+	items, _ = polList(t, e.do("GET", "/v1/policies?excludeContent=true", aliceKey, nil))
 	for _, it := range items {
 		if _, ok := it["content"]; ok {
 			t.Fatalf("content present with excludeContent: %v", it)
@@ -466,7 +466,7 @@ func TestPolicyListFilters(t *testing.T) {
 	org := e.org("Acme", "professional")
 	admin := e.key(org, app.RoleAdmin)
 	owner := e.person(org, "owner@acme.test", app.RoleAdmin)
-	ctl := e.control(org, "A.5.1")
+	ctl := e.policyControl(org, "A.5.1")
 	var ids []string
 	for i := 0; i < 5; i++ {
 		body := map[string]any{"name": fmt.Sprintf("Policy %d", i), "content": "text", "department": "it", "frequency": "yearly"}
@@ -476,15 +476,15 @@ func TestPolicyListFilters(t *testing.T) {
 			body["department"] = "hr"
 			body["frequency"] = "monthly"
 		}
-		ids = append(ids, str(e.newPolicy(admin, body), "id"))
+		ids = append(ids, polStr(e.newPolicy(admin, body), "id"))
 	}
 	wantStatus(t, e.do("POST", "/v1/policies/"+ids[1]+"/publish", admin, nil), http.StatusCreated)
 	wantStatus(t, e.do("POST", "/v1/policies/"+ids[2]+"/publish", admin, nil), http.StatusCreated)
 	wantStatus(t, e.do("PATCH", "/v1/policies/"+ids[2], admin, map[string]any{"content": "edited"}), http.StatusOK)
 	wantStatus(t, e.do("PATCH", "/v1/policies/"+ids[4], admin, map[string]any{"isArchived": true}), http.StatusOK)
 
-	items, meta := list(t, e.do("GET", "/v1/policies?perPage=2&page=2", admin, nil))
-	if num(meta, "total") != 4 || num(meta, "totalPages") != 2 || num(meta, "page") != 2 || len(items) != 2 {
+	items, meta := polList(t, e.do("GET", "/v1/policies?perPage=2&page=2", admin, nil))
+	if polNum(meta, "total") != 4 || polNum(meta, "totalPages") != 2 || polNum(meta, "page") != 2 || len(items) != 2 {
 		t.Fatalf("page 2: %v %v", items, meta)
 	}
 	for _, tc := range []struct {
@@ -503,10 +503,10 @@ func TestPolicyListFilters(t *testing.T) {
 		{"includeArchived=true&status=draft", []string{ids[0], ids[3], ids[4]}},
 		{"sort=-name&perPage=1", []string{ids[3]}},
 	} {
-		items, _ := list(t, e.do("GET", "/v1/policies?"+strings.ReplaceAll(tc.query, " ", "%20"), admin, nil))
+		items, _ := polList(t, e.do("GET", "/v1/policies?"+strings.ReplaceAll(tc.query, " ", "%20"), admin, nil))
 		var got []string
 		for _, it := range items {
-			got = append(got, str(it, "id"))
+			got = append(got, polStr(it, "id"))
 		}
 		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
 			t.Errorf("%s: got %v, want %v", tc.query, got, tc.want)
@@ -514,7 +514,7 @@ func TestPolicyListFilters(t *testing.T) {
 	}
 	// A review date in the past puts a published policy up for review.
 	wantStatus(t, e.do("PATCH", "/v1/policies/"+ids[1], admin, map[string]any{"reviewDate": "2026-01-01"}), http.StatusOK)
-	if s := str(obj(t, e.do("GET", "/v1/policies/"+ids[1], admin, nil)), "status"); s != "needs_review" {
+	if s := polStr(obj(t, e.do("GET", "/v1/policies/"+ids[1], admin, nil)), "status"); s != "needs_review" {
 		t.Fatalf("overdue review: status %s", s)
 	}
 	for q, field := range map[string]string{"status=old": "status", "frequency=daily": "frequency", "sort=owner": "sort",
@@ -530,8 +530,8 @@ func TestPolicyValidation(t *testing.T) {
 	admin := e.key(org, app.RoleAdmin)
 	other := e.org("Other", "professional")
 	stranger := e.person(other, "x@other.test", app.RoleAdmin)
-	foreignCtl := e.control(other, "X")
-	id := str(e.newPolicy(admin, map[string]any{"name": "P", "content": "c"}), "id")
+	foreignCtl := e.policyControl(other, "X")
+	id := polStr(e.newPolicy(admin, map[string]any{"name": "P", "content": "c"}), "id")
 	for _, tc := range []struct {
 		method, path string
 		body         any
@@ -587,8 +587,8 @@ func TestPolicyControls(t *testing.T) {
 	e := newTestServer(t)
 	org := e.org("Acme", "professional")
 	admin := e.key(org, app.RoleAdmin)
-	c1, c2 := e.control(org, "A.5.1"), e.control(org, "A.5.2")
-	id := str(e.newPolicy(admin, map[string]any{"name": "P"}), "id")
+	c1, c2 := e.policyControl(org, "A.5.1"), e.policyControl(org, "A.5.2")
+	id := polStr(e.newPolicy(admin, map[string]any{"name": "P"}), "id")
 
 	rec := e.do("POST", "/v1/policies/"+id+"/controls", admin, map[string]any{"controlIds": []string{c2, c1, c1}})
 	wantStatus(t, rec, http.StatusOK)
@@ -597,8 +597,8 @@ func TestPolicyControls(t *testing.T) {
 	}
 	// Linking again changes nothing.
 	wantStatus(t, e.do("POST", "/v1/policies/"+id+"/controls", admin, map[string]any{"controlIds": []string{c1}}), http.StatusOK)
-	items, meta := list(t, e.do("GET", "/v1/policies/"+id+"/controls", admin, nil))
-	if num(meta, "total") != 2 || str(items[0], "id") != c1 || str(items[0], "code") != "A.5.1" {
+	items, meta := polList(t, e.do("GET", "/v1/policies/"+id+"/controls", admin, nil))
+	if polNum(meta, "total") != 2 || polStr(items[0], "id") != c1 || polStr(items[0], "code") != "A.5.1" {
 		t.Fatalf("controls: %v", items)
 	}
 	rec = e.do("POST", "/v1/policies/"+id+"/controls", admin, map[string]any{"controlIds": []string{c1, "ctl_missing"}})
@@ -612,7 +612,7 @@ func TestPolicyControls(t *testing.T) {
 	if ids := got["controlIds"].([]any); len(ids) != 1 || ids[0] != c1 {
 		t.Fatalf("after unlink: %v", ids)
 	}
-	if n := count(e.eventTypes(org), "policy.updated"); n != 2 {
+	if n := polCount(e.policyEvents(org), "policy.updated"); n != 2 {
 		t.Fatalf("link and unlink must each emit policy.updated once: %d", n)
 	}
 }
@@ -625,10 +625,10 @@ func TestContextSnapshots(t *testing.T) {
 	auditor := e.key(org, app.RoleAuditor)
 
 	c := obj(t, e.do("GET", "/v1/context", admin, nil))
-	if num(c, "version") != 0 || c["id"] != nil || len(c["issues"].([]any)) != 0 {
+	if polNum(c, "version") != 0 || c["id"] != nil || len(c["issues"].([]any)) != 0 {
 		t.Fatalf("empty context: %v", c)
 	}
-	items, _ := list(t, e.do("GET", "/v1/context/snapshots", admin, nil))
+	items, _ := polList(t, e.do("GET", "/v1/context/snapshots", admin, nil))
 	if len(items) != 0 {
 		t.Fatal("no snapshots before the first update")
 	}
@@ -644,37 +644,37 @@ func TestContextSnapshots(t *testing.T) {
 	})
 	wantStatus(t, rec, http.StatusOK)
 	v1 := obj(t, rec)
-	if num(v1, "version") != 1 || !strings.HasPrefix(str(v1, "id"), "ctx_") || v1["climateChangeRelevant"] != false ||
-		len(v1["scope"].(map[string]any)["locations"].([]any)) != 1 || str(v1, "changeNote") != "initial" {
+	if polNum(v1, "version") != 1 || !strings.HasPrefix(polStr(v1, "id"), "ctx_") || v1["climateChangeRelevant"] != false ||
+		len(v1["scope"].(map[string]any)["locations"].([]any)) != 1 || polStr(v1, "changeNote") != "initial" {
 		t.Fatalf("v1: %v", v1)
 	}
 	e.clock.Advance(time.Minute)
 	rec = e.do("PATCH", "/v1/context", admin, map[string]any{"issues": []map[string]any{}, "baseVersion": 1})
 	wantStatus(t, rec, http.StatusOK)
 	v2 := obj(t, rec)
-	if num(v2, "version") != 2 || str(v2, "description") != "Acme builds payroll software." || len(v2["issues"].([]any)) != 0 {
+	if polNum(v2, "version") != 2 || polStr(v2, "description") != "Acme builds payroll software." || len(v2["issues"].([]any)) != 0 {
 		t.Fatalf("v2 keeps untouched fields: %v", v2)
 	}
 	// A patch based on an old version conflicts; a no-op saves nothing.
 	wantError(t, e.do("PATCH", "/v1/context", admin, map[string]any{"description": "x", "baseVersion": 1}), http.StatusConflict, "conflict")
 	rec = e.do("PATCH", "/v1/context", admin, map[string]any{"description": "Acme builds payroll software."})
-	if num(obj(t, rec), "version") != 2 {
+	if polNum(obj(t, rec), "version") != 2 {
 		t.Fatalf("a no-op patch must not save a version: %s", rec.Body.String())
 	}
 
-	items, meta := list(t, e.do("GET", "/v1/context/snapshots", auditor, nil))
-	if num(meta, "total") != 2 || num(items[0], "version") != 2 || items[0]["isCurrent"] != true || items[1]["isCurrent"] != false {
+	items, meta := polList(t, e.do("GET", "/v1/context/snapshots", auditor, nil))
+	if polNum(meta, "total") != 2 || polNum(items[0], "version") != 2 || items[0]["isCurrent"] != true || items[1]["isCurrent"] != false {
 		t.Fatalf("snapshots: %v", items)
 	}
-	old := obj(t, e.do("GET", "/v1/context/snapshots/"+str(v1, "id"), auditor, nil))
+	old := obj(t, e.do("GET", "/v1/context/snapshots/"+polStr(v1, "id"), auditor, nil))
 	if len(old["issues"].([]any)) != 1 || old["isCurrent"] != false {
 		t.Fatalf("previous version must be kept: %v", old)
 	}
-	if byNum := obj(t, e.do("GET", "/v1/context/snapshots/1", auditor, nil)); str(byNum, "id") != str(v1, "id") {
+	if byNum := obj(t, e.do("GET", "/v1/context/snapshots/1", auditor, nil)); polStr(byNum, "id") != polStr(v1, "id") {
 		t.Fatalf("snapshot by number: %v", byNum)
 	}
 	cur := obj(t, e.do("GET", "/v1/context", auditor, nil))
-	if num(cur, "version") != 2 || cur["isCurrent"] != true {
+	if polNum(cur, "version") != 2 || cur["isCurrent"] != true {
 		t.Fatalf("current: %v", cur)
 	}
 	wantError(t, e.do("GET", "/v1/context/snapshots/3", admin, nil), http.StatusNotFound, "not_found")
@@ -689,10 +689,10 @@ func TestPolicyAuditorKeyReadOnly(t *testing.T) {
 	org := e.org("Acme", "professional")
 	admin := e.key(org, app.RoleAdmin)
 	auditor := e.key(org, app.RoleAuditor)
-	ctl := e.control(org, "A.1")
-	id := str(e.newPolicy(admin, map[string]any{"name": "P", "content": "text", "controlIds": []string{ctl}}), "id")
+	ctl := e.policyControl(org, "A.1")
+	id := polStr(e.newPolicy(admin, map[string]any{"name": "P", "content": "text", "controlIds": []string{ctl}}), "id")
 	wantStatus(t, e.do("POST", "/v1/policies/"+id+"/publish", admin, nil), http.StatusCreated)
-	vid := str(obj(t, e.do("POST", "/v1/variables", admin, map[string]any{"name": "x", "value": "y"})), "id")
+	vid := polStr(obj(t, e.do("POST", "/v1/variables", admin, map[string]any{"name": "x", "value": "y"})), "id")
 	wantStatus(t, e.do("PATCH", "/v1/context", admin, map[string]any{"description": "d"}), http.StatusOK)
 
 	for _, path := range []string{"/v1/policies", "/v1/policies/" + id, "/v1/policies/" + id + "/preview", "/v1/policies/" + id + "/versions",
@@ -731,17 +731,17 @@ func TestPolicyCrossOrganization(t *testing.T) {
 	e := newTestServer(t)
 	org := e.org("Acme", "professional")
 	admin := e.key(org, app.RoleAdmin)
-	ctl := e.control(org, "A.1")
-	id := str(e.newPolicy(admin, map[string]any{"name": "P", "content": "text", "controlIds": []string{ctl}}), "id")
-	vid := str(obj(t, e.do("POST", "/v1/policies/"+id+"/publish", admin, nil)), "id")
-	varID := str(obj(t, e.do("POST", "/v1/variables", admin, map[string]any{"name": "x", "value": "y"})), "id")
-	ctxID := str(obj(t, e.do("PATCH", "/v1/context", admin, map[string]any{"description": "d"})), "id")
+	ctl := e.policyControl(org, "A.1")
+	id := polStr(e.newPolicy(admin, map[string]any{"name": "P", "content": "text", "controlIds": []string{ctl}}), "id")
+	vid := polStr(obj(t, e.do("POST", "/v1/policies/"+id+"/publish", admin, nil)), "id")
+	varID := polStr(obj(t, e.do("POST", "/v1/variables", admin, map[string]any{"name": "x", "value": "y"})), "id")
+	ctxID := polStr(obj(t, e.do("PATCH", "/v1/context", admin, map[string]any{"description": "d"})), "id")
 
 	other := e.org("Other", "professional")
 	otherOwner := e.person(other, "o@other.test", app.RoleOwner)
-	intruder := e.personKey(other, otherOwner, app.RoleOwner)
-	otherEmp := e.personKey(other, e.person(other, "e@other.test", app.RoleEmployee), app.RoleEmployee)
-	otherCtl := e.control(other, "A.1")
+	intruder := e.policyPersonKey(other, otherOwner, app.RoleOwner)
+	otherEmp := e.policyPersonKey(other, e.person(other, "e@other.test", app.RoleEmployee), app.RoleEmployee)
+	otherCtl := e.policyControl(other, "A.1")
 	for _, r := range []struct {
 		method, path string
 		body         any
@@ -779,21 +779,21 @@ func TestPolicyCrossOrganization(t *testing.T) {
 		wantError(t, rec, http.StatusNotFound, "not_found")
 	}
 	// Lists and the context are the caller's own: nothing of Acme shows.
-	items, _ := list(t, e.do("GET", "/v1/policies", intruder, nil))
+	items, _ := polList(t, e.do("GET", "/v1/policies", intruder, nil))
 	if len(items) != 0 {
 		t.Fatalf("other organization's policies listed: %v", items)
 	}
-	items, _ = list(t, e.do("GET", "/v1/variables", intruder, nil))
+	items, _ = polList(t, e.do("GET", "/v1/variables", intruder, nil))
 	if len(items) != 0 {
 		t.Fatalf("other organization's variables listed: %v", items)
 	}
-	if c := obj(t, e.do("GET", "/v1/context", intruder, nil)); num(c, "version") != 0 {
+	if c := obj(t, e.do("GET", "/v1/context", intruder, nil)); polNum(c, "version") != 0 {
 		t.Fatalf("other organization's context: %v", c)
 	}
 	// A control of the other organization cannot be linked by its id either.
 	wantField(t, e.do("POST", "/v1/policies/"+id+"/controls", admin, map[string]any{"controlIds": []string{otherCtl}}), "controlIds")
 	// Acme's data is unchanged.
-	if p := obj(t, e.do("GET", "/v1/policies/"+id, admin, nil)); str(p, "name") != "P" || num(p, "version") != 1 {
+	if p := obj(t, e.do("GET", "/v1/policies/"+id, admin, nil)); polStr(p, "name") != "P" || polNum(p, "version") != 1 {
 		t.Fatalf("policy changed: %v", p)
 	}
 }
@@ -813,19 +813,19 @@ func TestPolicyIdempotentReplay(t *testing.T) {
 		t.Fatalf("replay differs: %s vs %s", again.Body.String(), first.Body.String())
 	}
 	wantError(t, e.do("POST", "/v1/policies", admin, map[string]any{"name": "Other"}, "Idempotency-Key", "create-1"), http.StatusConflict, "conflict")
-	if _, meta := list(t, e.do("GET", "/v1/policies", admin, nil)); num(meta, "total") != 1 {
+	if _, meta := polList(t, e.do("GET", "/v1/policies", admin, nil)); polNum(meta, "total") != 1 {
 		t.Fatalf("replay created a duplicate: %v", meta)
 	}
 
 	// A retried publish does not create a second version.
-	id := str(obj(t, first), "id")
+	id := polStr(obj(t, first), "id")
 	p1 := e.do("POST", "/v1/policies/"+id+"/publish", admin, nil, "Idempotency-Key", "publish-1")
 	wantStatus(t, p1, http.StatusCreated)
 	p2 := e.do("POST", "/v1/policies/"+id+"/publish", admin, nil, "Idempotency-Key", "publish-1")
-	if p2.Header().Get("Idempotent-Replayed") != "true" || num(obj(t, p2), "version") != 1 {
+	if p2.Header().Get("Idempotent-Replayed") != "true" || polNum(obj(t, p2), "version") != 1 {
 		t.Fatalf("publish replay: %s", p2.Body.String())
 	}
-	if num(obj(t, e.do("GET", "/v1/policies/"+id, admin, nil)), "version") != 1 {
+	if polNum(obj(t, e.do("GET", "/v1/policies/"+id, admin, nil)), "version") != 1 {
 		t.Fatal("a replayed publish must not add a version")
 	}
 
