@@ -271,6 +271,43 @@ func (in *ContextPatch) apply(c *OrgContext, ve *ValidationError) {
 	c.normalize()
 }
 
+// RestoreContextSnapshot saves a saved version's content as a new current
+// version; the versions in between stay as snapshots.
+func (a *App) RestoreContextSnapshot(ctx context.Context, ref, changeNote string) (*OrgContext, error) {
+	pr, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := pr.Require(CapManage); err != nil {
+		return nil, err
+	}
+	var out *OrgContext
+	err = a.store.InTx(ctx, func(ctx context.Context) error {
+		var snap *OrgContext
+		var err error
+		if n, ok := policyVersionNumber(ref); ok {
+			snap, err = a.store.GetContextVersion(ctx, pr.OrgID, "", n)
+		} else {
+			snap, err = a.store.GetContextVersion(ctx, pr.OrgID, ref, 0)
+		}
+		if err != nil {
+			return err
+		}
+		d := snap.Document()
+		if strings.TrimSpace(changeNote) == "" {
+			changeNote = fmt.Sprintf("restored version %d", snap.Version)
+		}
+		out, err = a.UpdateContext(ctx, ContextPatch{Description: &d.Description, Scope: &d.Scope, Issues: &d.Issues,
+			ClimateChangeRelevant: Opt[bool]{Set: true, Null: d.ClimateChangeRelevant == nil, Value: d.ClimateChangeRelevant != nil && *d.ClimateChangeRelevant},
+			InterestedParties:     &d.InterestedParties, Entries: &d.Entries, ChangeNote: changeNote})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("restore context %s: %w", ref, err)
+	}
+	return out, nil
+}
+
 // UpdateContext saves a new version of the context with the patch applied.
 // The previous version stays retrievable as a snapshot. A patch that
 // changes nothing saves nothing.

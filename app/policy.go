@@ -90,7 +90,9 @@ type PolicyFilter struct {
 	Archived        bool // only archived policies
 	// Acknowledged narrows to policies whose current version the caller has
 	// (true) or has not (false) acknowledged.
-	Acknowledged   *bool
+	Acknowledged *bool
+	// PersonID makes Acknowledged refer to this person instead of the caller.
+	PersonID       string
 	ExcludeContent bool
 	Sort           string
 	Page           Page
@@ -99,7 +101,7 @@ type PolicyFilter struct {
 	Today    string // YYYY-MM-DD, for the needs_review rule
 	ViewerID string // employee or contractor: published policies plus those assigned to them
 	Viewer   bool   // ViewerID applies (it may be empty for a key without a person)
-	AckBy    string // person for Acknowledged
+	AckBy    string // person for Acknowledged: PersonID or the caller
 }
 
 // PolicyVersion is one published, immutable version of a policy: the text
@@ -206,6 +208,8 @@ type PolicyStore interface {
 	CreatePolicy(ctx context.Context, orgID string, p *Policy) error
 	UpdatePolicy(ctx context.Context, orgID string, p *Policy) error
 	GetPolicy(ctx context.Context, orgID, id string) (*Policy, error)
+	// DeletePolicy removes a never-published policy and its control links.
+	DeletePolicy(ctx context.Context, orgID, id string) error
 	ListPolicies(ctx context.Context, orgID string, f PolicyFilter) (List[Policy], error)
 	CreatePolicyVersion(ctx context.Context, orgID string, v *PolicyVersion) error
 	// GetPolicyVersion finds a version by id, or by number when id is empty.
@@ -466,6 +470,37 @@ func (a *App) UpdatePolicy(ctx context.Context, id string, in PolicyInput) (*Pol
 	return out, nil
 }
 
+// DeletePolicy removes a policy that was never published. A published
+// policy keeps its versions and acknowledgements as records; archive it.
+func (a *App) DeletePolicy(ctx context.Context, id string) error {
+	pr, err := principal(ctx)
+	if err != nil {
+		return err
+	}
+	if err := pr.Require(CapManage); err != nil {
+		return err
+	}
+	err = a.store.InTx(ctx, func(ctx context.Context) error {
+		before, err := a.store.GetPolicy(ctx, pr.OrgID, id)
+		if err != nil {
+			return err
+		}
+		if before.Version > 0 {
+			return Errorf(ErrConflict, "policy %s has published versions, which are kept as records; archive it instead (isArchived: true)", id)
+		}
+		before.derive(policyToday(a.Now()))
+		if err := a.store.DeletePolicy(ctx, pr.OrgID, id); err != nil {
+			return err
+		}
+		return a.record(ctx, Mutation{Action: "deleted", ResourceType: "policy", ResourceID: id, Before: before,
+			Events: []Event{ResourceEvent("policy", "deleted", before)}})
+	})
+	if err != nil {
+		return fmt.Errorf("delete policy %s: %w", id, err)
+	}
+	return nil
+}
+
 // visiblePolicy loads a policy as the caller may see it: employees and
 // contractors see published, unarchived policies in their published form,
 // and the policies assigned to them as stored.
@@ -520,15 +555,31 @@ func (a *App) ListPolicies(ctx context.Context, f PolicyFilter) (List[Policy], e
 			ve.Add("sort", CodeInvalidEnum, f.Sort, "sort must be one of "+strings.Join(PolicySorts, ", ")+" with an optional - prefix")
 		}
 	}
-	if f.Acknowledged != nil && pr.UserID == "" {
-		ve.Add("acknowledged", CodeInvalid, *f.Acknowledged, "acknowledged filters by the caller's own acknowledgements; this credential does not act for a person")
+	f.AckBy = pr.UserID
+	if f.PersonID != "" {
+		if f.Acknowledged == nil {
+			ve.Add("personId", CodeInvalid, f.PersonID, "personId applies to the acknowledged filter; give acknowledged=true or false")
+		}
+		if pr.SeesOnlyAssigned() && f.PersonID != pr.UserID {
+			return List[Policy]{Items: []Policy{}}, nil
+		}
+		f.AckBy = f.PersonID
+	}
+	if f.Acknowledged != nil && f.AckBy == "" {
+		ve.Add("acknowledged", CodeInvalid, *f.Acknowledged, "acknowledged filters by the caller's own acknowledgements unless personId is given; this credential does not act for a person")
 	}
 	if err := ve.Err(); err != nil {
 		return List[Policy]{}, err
 	}
+	if f.PersonID != "" {
+		if _, err := a.store.GetPerson(ctx, pr.OrgID, f.PersonID); errors.Is(err, ErrNotFound) {
+			return List[Policy]{}, Invalid("personId", CodeUnknownReference, f.PersonID, "personId must be a person of this organization")
+		} else if err != nil {
+			return List[Policy]{}, err
+		}
+	}
 	now := a.Now()
 	f.Today = policyToday(now)
-	f.AckBy = pr.UserID
 	if pr.SeesOnlyAssigned() {
 		f.Viewer, f.ViewerID = true, pr.UserID
 	}

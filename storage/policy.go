@@ -73,6 +73,16 @@ func (db *DB) GetPolicy(ctx context.Context, orgID, id string) (*app.Policy, err
 		WHERE p.organization_id = ? AND p.id = ?`, orgID, id))
 }
 
+// DeletePolicy removes a never-published policy with its control links.
+func (db *DB) DeletePolicy(ctx context.Context, orgID, id string) error {
+	w := db.wr(ctx)
+	if _, err := w.ExecContext(ctx, `DELETE FROM policy_controls WHERE organization_id = ? AND policy_id = ?`, orgID, id); err != nil {
+		return fmt.Errorf("unlink controls of %s: %w", id, mapErr(err))
+	}
+	res, err := w.ExecContext(ctx, `DELETE FROM policies WHERE organization_id = ? AND id = ? AND current_version = 0`, orgID, id)
+	return affected(res, err)
+}
+
 var policySortColumns = map[string]string{
 	"name": "p.name", "createdAt": "p.id", "updatedAt": "p.updated_at", "lastPublishedAt": "p.last_published_at",
 	"reviewDate": "p.review_date",

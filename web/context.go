@@ -49,3 +49,18 @@ func (s *Server) getContextSnapshot(w http.ResponseWriter, r *http.Request) erro
 	writeJSON(w, http.StatusOK, c)
 	return nil
 }
+
+func (s *Server) restoreContextSnapshot(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		ChangeNote string `json:"changeNote"`
+	}
+	if err := decodeIfBody(r, &in); err != nil {
+		return err
+	}
+	c, err := s.app.RestoreContextSnapshot(r.Context(), pathID(r, "id"), in.ChangeNote)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}

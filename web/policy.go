@@ -47,7 +47,8 @@ func (s *Server) listPolicies(w http.ResponseWriter, r *http.Request) error {
 	}
 	q := r.URL.Query()
 	f := app.PolicyFilter{Status: q.Get("status"), AssigneeID: q.Get("assigneeId"), Department: q.Get("department"),
-		Frequency: q.Get("frequency"), ControlID: q.Get("controlId"), Search: q.Get("q"), Sort: q.Get("sort"), Page: p}
+		Frequency: q.Get("frequency"), ControlID: q.Get("controlId"), Search: q.Get("q"), Sort: q.Get("sort"),
+		PersonID: q.Get("personId"), Page: p}
 	for name, dst := range map[string]*bool{"includeArchived": &f.IncludeArchived, "archived": &f.Archived, "excludeContent": &f.ExcludeContent} {
 		b, err := boolParam(r, name)
 		if err != nil {
@@ -106,6 +107,14 @@ func (s *Server) updatePolicy(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, p)
+	return nil
+}
+
+func (s *Server) deletePolicy(w http.ResponseWriter, r *http.Request) error {
+	if err := s.app.DeletePolicy(r.Context(), pathID(r, "id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 

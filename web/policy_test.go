@@ -845,3 +845,94 @@ func TestPolicyUnauthenticated(t *testing.T) {
 		wantError(t, e.do("GET", path, "cmp_notakeyatallnotakeyatall", nil), http.StatusUnauthorized, "unauthorized")
 	}
 }
+
+func TestPolicyDeleteDraftOnly(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	org := e.org("Acme", "professional")
+	admin := e.key(org, app.RoleAdmin)
+	ctl := e.policyControl(org, "A.1")
+	draft := polStr(e.newPolicy(admin, map[string]any{"name": "Draft", "controlIds": []string{ctl}}), "id")
+	pub := polStr(e.newPolicy(admin, map[string]any{"name": "Pub", "content": "x"}), "id")
+	wantStatus(t, e.do("POST", "/v1/policies/"+pub+"/publish", admin, nil), http.StatusCreated)
+
+	wantError(t, e.do("DELETE", "/v1/policies/"+draft, e.key(org, app.RoleAuditor), nil), http.StatusForbidden, "forbidden")
+	other := e.key(e.org("Other", "professional"), app.RoleOwner)
+	wantError(t, e.do("DELETE", "/v1/policies/"+draft, other, nil), http.StatusNotFound, "not_found")
+	wantStatus(t, e.do("DELETE", "/v1/policies/"+draft, admin, nil), http.StatusNoContent)
+	wantError(t, e.do("GET", "/v1/policies/"+draft, admin, nil), http.StatusNotFound, "not_found")
+	wantError(t, e.do("DELETE", "/v1/policies/"+draft, admin, nil), http.StatusNotFound, "not_found")
+	// Published versions are records: the policy can only be archived.
+	wantError(t, e.do("DELETE", "/v1/policies/"+pub, admin, nil), http.StatusConflict, "conflict")
+	if polNum(obj(t, e.do("GET", "/v1/policies/"+pub, admin, nil)), "version") != 1 {
+		t.Fatal("published policy must survive")
+	}
+	if polCount(e.policyEvents(org), "policy.deleted") != 1 {
+		t.Fatal("policy.deleted must be emitted once")
+	}
+}
+
+func TestPolicyAcknowledgedByPerson(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	org := e.org("Acme", "professional")
+	admin := e.key(org, app.RoleAdmin)
+	alice := e.person(org, "alice@acme.test", app.RoleEmployee)
+	bob := e.person(org, "bob@acme.test", app.RoleEmployee)
+	aliceKey := e.policyPersonKey(org, alice, app.RoleEmployee)
+	p1 := polStr(e.newPolicy(admin, map[string]any{"name": "One", "content": "x"}), "id")
+	p2 := polStr(e.newPolicy(admin, map[string]any{"name": "Two", "content": "y"}), "id")
+	for _, id := range []string{p1, p2} {
+		wantStatus(t, e.do("POST", "/v1/policies/"+id+"/publish", admin, nil), http.StatusCreated)
+	}
+	wantStatus(t, e.do("POST", "/v1/policies/"+p1+"/acknowledge", aliceKey, nil), http.StatusCreated)
+
+	ids := func(rec *httptest.ResponseRecorder) string {
+		items, _ := polList(t, rec)
+		var out []string
+		for _, it := range items {
+			out = append(out, polStr(it, "id"))
+		}
+		return strings.Join(out, ",")
+	}
+	if got := ids(e.do("GET", "/v1/policies?acknowledged=false&personId="+alice, admin, nil)); got != p2 {
+		t.Fatalf("alice pending: %s", got)
+	}
+	if got := ids(e.do("GET", "/v1/policies?acknowledged=true&personId="+alice, admin, nil)); got != p1 {
+		t.Fatalf("alice acknowledged: %s", got)
+	}
+	if got := ids(e.do("GET", "/v1/policies?acknowledged=false&personId="+bob, admin, nil)); got != p1+","+p2 {
+		t.Fatalf("bob pending: %s", got)
+	}
+	// Employees may ask only about themselves.
+	if got := ids(e.do("GET", "/v1/policies?acknowledged=false&personId="+bob, aliceKey, nil)); got != "" {
+		t.Fatalf("alice asking about bob: %s", got)
+	}
+	wantField(t, e.do("GET", "/v1/policies?personId="+alice, admin, nil), "personId")
+	wantField(t, e.do("GET", "/v1/policies?acknowledged=true&personId=usr_nobody", admin, nil), "personId")
+}
+
+func TestContextRestore(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	org := e.org("Acme", "professional")
+	admin := e.key(org, app.RoleAdmin)
+	v1 := obj(t, e.do("PATCH", "/v1/context", admin, map[string]any{"description": "first", "climateChangeRelevant": true,
+		"entries": []map[string]any{{"question": "Where is data hosted?", "answer": "Frankfurt", "tags": []string{"hosting"}}}}))
+	wantStatus(t, e.do("PATCH", "/v1/context", admin, map[string]any{"description": "second", "climateChangeRelevant": nil, "entries": []any{}}), http.StatusOK)
+
+	rec := e.do("POST", "/v1/context/snapshots/"+polStr(v1, "id")+"/restore", admin, nil)
+	wantStatus(t, rec, http.StatusOK)
+	v3 := obj(t, rec)
+	if polNum(v3, "version") != 3 || polStr(v3, "description") != "first" || v3["climateChangeRelevant"] != true ||
+		len(v3["entries"].([]any)) != 1 || polStr(v3, "changeNote") != "restored version 1" {
+		t.Fatalf("restored: %v", v3)
+	}
+	if _, meta := polList(t, e.do("GET", "/v1/context/snapshots", admin, nil)); polNum(meta, "total") != 3 {
+		t.Fatalf("snapshots after restore: %v", meta)
+	}
+	wantError(t, e.do("POST", "/v1/context/snapshots/9/restore", admin, nil), http.StatusNotFound, "not_found")
+	wantError(t, e.do("POST", "/v1/context/snapshots/1/restore", e.key(org, app.RoleAuditor), nil), http.StatusForbidden, "forbidden")
+	other := e.key(e.org("Other", "professional"), app.RoleOwner)
+	wantError(t, e.do("POST", "/v1/context/snapshots/"+polStr(v1, "id")+"/restore", other, nil), http.StatusNotFound, "not_found")
+}

@@ -7,6 +7,7 @@ func (s *Server) policyRoutes(handle func(method, path string, acc access, h han
 	handle("POST", "/v1/policies", canManage, s.createPolicy)
 	handle("GET", "/v1/policies/{id}", canRead, s.getPolicy)
 	handle("PATCH", "/v1/policies/{id}", canManage, s.updatePolicy)
+	handle("DELETE", "/v1/policies/{id}", canManage, s.deletePolicy)
 	handle("GET", "/v1/policies/{id}/preview", canRead, s.previewPolicy)
 	handle("POST", "/v1/policies/{id}/publish", canManage, s.publishPolicy)
 	handle("GET", "/v1/policies/{id}/versions", canRead, s.listPolicyVersions)
@@ -27,4 +28,5 @@ func (s *Server) policyRoutes(handle func(method, path string, acc access, h han
 	handle("PATCH", "/v1/context", canManage, s.updateContext)
 	handle("GET", "/v1/context/snapshots", canRead, s.listContextSnapshots)
 	handle("GET", "/v1/context/snapshots/{id}", canRead, s.getContextSnapshot)
+	handle("POST", "/v1/context/snapshots/{id}/restore", canManage, s.restoreContextSnapshot)
 }
