@@ -222,7 +222,9 @@ type PolicyStore interface {
 	ListPolicyAckStatus(ctx context.Context, orgID, policyID, versionID string, f PolicyAckFilter) (List[PolicyAckStatus], PolicyAckSummary, error)
 	LinkPolicyControls(ctx context.Context, orgID, policyID string, controlIDs []string, at time.Time) error
 	UnlinkPolicyControl(ctx context.Context, orgID, policyID, controlID string) error
-	ListPolicyControls(ctx context.Context, orgID, policyID string, pg Page) (List[Control], error)
+	// ListPolicyControls lists the linked controls; ownerID, when set, keeps
+	// only the controls that person owns.
+	ListPolicyControls(ctx context.Context, orgID, policyID, ownerID string, pg Page) (List[Control], error)
 }
 
 // derive sets the computed fields from the stored ones.
@@ -249,6 +251,7 @@ func (p *Policy) publishedView(v *PolicyVersion) {
 	}
 	p.Status = PolicyPublished
 	p.HasUnpublishedChanges = false
+	p.ControlIDs = []string{}
 }
 
 func policyToday(t time.Time) string { return t.UTC().Format("2006-01-02") }
@@ -970,7 +973,8 @@ func (a *App) UnlinkPolicyControl(ctx context.Context, id, controlID string) err
 	return nil
 }
 
-// ListPolicyControls lists the controls linked to a policy.
+// ListPolicyControls lists the controls linked to a policy; employees and
+// contractors see only those they own.
 func (a *App) ListPolicyControls(ctx context.Context, id string, pg Page) (List[Control], error) {
 	pr, err := principal(ctx)
 	if err != nil {
@@ -979,7 +983,14 @@ func (a *App) ListPolicyControls(ctx context.Context, id string, pg Page) (List[
 	if _, err := a.visiblePolicy(ctx, pr, id); err != nil {
 		return List[Control]{}, err
 	}
-	l, err := a.store.ListPolicyControls(ctx, pr.OrgID, id, pg)
+	owner := ""
+	if pr.SeesOnlyAssigned() {
+		// Employees and contractors see the controls they own, nothing else.
+		if owner = pr.UserID; owner == "" {
+			return List[Control]{Items: []Control{}}, nil
+		}
+	}
+	l, err := a.store.ListPolicyControls(ctx, pr.OrgID, id, owner, pg)
 	if err != nil {
 		return l, fmt.Errorf("list controls of policy %s: %w", id, err)
 	}

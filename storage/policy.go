@@ -382,20 +382,26 @@ func (db *DB) UnlinkPolicyControl(ctx context.Context, orgID, policyID, controlI
 	return affected(res, err)
 }
 
-// ListPolicyControls returns a page of the controls linked to a policy.
-func (db *DB) ListPolicyControls(ctx context.Context, orgID, policyID string, pg app.Page) (app.List[app.Control], error) {
+// ListPolicyControls returns a page of the controls linked to a policy,
+// only those ownerID owns when it is set.
+func (db *DB) ListPolicyControls(ctx context.Context, orgID, policyID, ownerID string, pg app.Page) (app.List[app.Control], error) {
 	out := app.List[app.Control]{Items: []app.Control{}}
+	cond := "pc.organization_id = ? AND pc.policy_id = ?"
+	args := []any{orgID, policyID}
+	if ownerID != "" {
+		cond += " AND c.owner_id = ?"
+		args = append(args, ownerID)
+	}
+	from := ` FROM policy_controls pc JOIN controls c ON c.organization_id = pc.organization_id AND c.id = pc.control_id WHERE ` + cond
 	q := db.rd(ctx)
-	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM policy_controls WHERE organization_id = ? AND policy_id = ?`,
-		orgID, policyID).Scan(&out.Total); err != nil {
+	if err := q.QueryRowContext(ctx, `SELECT count(*)`+from, args...).Scan(&out.Total); err != nil {
 		return out, fmt.Errorf("count policy controls: %w", err)
 	}
 	if pg.Offset() >= out.Total {
 		return out, nil
 	}
-	rows, err := q.QueryContext(ctx, `SELECT `+prefixed("c.", controlColumns)+` FROM policy_controls pc
-		JOIN controls c ON c.organization_id = pc.organization_id AND c.id = pc.control_id
-		WHERE pc.organization_id = ? AND pc.policy_id = ? ORDER BY c.code, c.id LIMIT ? OFFSET ?`, orgID, policyID, pg.PerPage, pg.Offset())
+	rows, err := q.QueryContext(ctx, `SELECT `+prefixed("c.", controlColumns)+from+` ORDER BY c.code, c.id LIMIT ? OFFSET ?`,
+		append(args, pg.PerPage, pg.Offset())...)
 	if err != nil {
 		return out, fmt.Errorf("list policy controls: %w", err)
 	}

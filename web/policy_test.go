@@ -453,6 +453,24 @@ func TestPolicyEmployeeVisibility(t *testing.T) {
 			t.Fatalf("content present with excludeContent: %v", it)
 		}
 	}
+	// Of a published policy's controls, an employee sees those they own.
+	mine := &app.Control{ID: app.NewID(app.PrefixControl), Code: "A.6.3", Name: "Awareness", Status: app.ControlNotStarted,
+		OwnerID: &alice, CreatedAt: e.clock.Now(), UpdatedAt: e.clock.Now()}
+	if err := e.db.CreateControl(context.Background(), org, mine); err != nil {
+		t.Fatal(err)
+	}
+	notMine := e.policyControl(org, "A.5.1")
+	wantStatus(t, e.do("POST", "/v1/policies/"+pub+"/controls", admin, map[string]any{"controlIds": []string{mine.ID, notMine}}), http.StatusOK)
+	ctls, _ := polList(t, e.do("GET", "/v1/policies/"+pub+"/controls", aliceKey, nil))
+	if len(ctls) != 1 || polStr(ctls[0], "id") != mine.ID {
+		t.Fatalf("employee sees controls: %v", ctls)
+	}
+	if ctls, _ := polList(t, e.do("GET", "/v1/policies/"+pub+"/controls", anon, nil)); len(ctls) != 0 {
+		t.Fatalf("a key without a person sees controls: %v", ctls)
+	}
+	if ctls, _ := polList(t, e.do("GET", "/v1/policies/"+pub+"/controls", admin, nil)); len(ctls) != 2 {
+		t.Fatalf("admin sees controls: %v", ctls)
+	}
 	// Employees may not write.
 	wantError(t, e.do("POST", "/v1/policies", aliceKey, map[string]any{"name": "x"}), http.StatusForbidden, "forbidden")
 	wantError(t, e.do("PATCH", "/v1/policies/"+assigned, aliceKey, map[string]any{"name": "x"}), http.StatusForbidden, "forbidden")
