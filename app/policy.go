@@ -74,7 +74,8 @@ type PolicyInput struct {
 	AssigneeID       Opt[string] `json:"assigneeId"`
 	ApproverID       Opt[string] `json:"approverId"`
 	IsArchived       *bool       `json:"isArchived"`
-	// ControlIDs links controls at creation; later links use the controls routes.
+	// ControlIDs links controls; on update it replaces the linked set (the
+	// controls routes add and remove one by one).
 	ControlIDs []string `json:"controlIds"`
 }
 
@@ -444,11 +445,21 @@ func (a *App) UpdatePolicy(ctx context.Context, id string, in PolicyInput) (*Pol
 		if err := a.checkPolicyPeople(ctx, pr.OrgID, in, &p, ve); err != nil {
 			return err
 		}
+		var ids []string
 		if in.ControlIDs != nil {
-			ve.Add("controlIds", CodeInvalid, nil, "link and unlink controls with POST and DELETE /v1/policies/{id}/controls")
+			if ids, err = a.checkControlIDs(ctx, pr.OrgID, in.ControlIDs, ve); err != nil {
+				return err
+			}
 		}
 		if err := ve.Err(); err != nil {
 			return err
+		}
+		if in.ControlIDs != nil {
+			if err := a.replacePolicyControls(ctx, pr.OrgID, id, before.ControlIDs, ids, now); err != nil {
+				return err
+			}
+			sort.Strings(ids)
+			p.ControlIDs = ids
 		}
 		if in.IsArchived != nil {
 			switch {
@@ -502,6 +513,22 @@ func (a *App) DeletePolicy(ctx context.Context, id string) error {
 		return fmt.Errorf("delete policy %s: %w", id, err)
 	}
 	return nil
+}
+
+// replacePolicyControls makes the linked set of a policy equal to want.
+func (a *App) replacePolicyControls(ctx context.Context, orgID, id string, have, want []string, at time.Time) error {
+	keep := map[string]bool{}
+	for _, c := range want {
+		keep[c] = true
+	}
+	for _, c := range have {
+		if !keep[c] {
+			if err := a.store.UnlinkPolicyControl(ctx, orgID, id, c); err != nil {
+				return fmt.Errorf("unlink control %s: %w", c, err)
+			}
+		}
+	}
+	return a.store.LinkPolicyControls(ctx, orgID, id, want, at)
 }
 
 // visiblePolicy loads a policy as the caller may see it: employees and

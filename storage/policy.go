@@ -109,12 +109,17 @@ func (db *DB) ListPolicies(ctx context.Context, orgID string, f app.PolicyFilter
 		add("p.archived_at IS NULL")
 	}
 	needsReview := "(p.has_unpublished_changes = 1 OR (p.review_date IS NOT NULL AND p.review_date < ?))"
-	switch f.Status {
-	case app.PolicyDraft:
+	switch {
+	case f.Status == app.PolicyDraft:
 		add("p.current_version = 0")
-	case app.PolicyPublished:
+	case f.Status == app.PolicyPublished && f.Viewer:
+		// A viewer sees the policies not assigned to them as published.
+		add("p.current_version > 0 AND (p.assignee_id IS NULL OR p.assignee_id != ? OR NOT "+needsReview+")", f.ViewerID, f.Today)
+	case f.Status == app.PolicyPublished:
 		add("p.current_version > 0 AND NOT "+needsReview, f.Today)
-	case app.PolicyNeedsReview:
+	case f.Status == app.PolicyNeedsReview && f.Viewer:
+		add("p.current_version > 0 AND p.assignee_id = ? AND "+needsReview, f.ViewerID, f.Today)
+	case f.Status == app.PolicyNeedsReview:
 		add("p.current_version > 0 AND "+needsReview, f.Today)
 	}
 	if f.AssigneeID != "" {
@@ -138,7 +143,7 @@ func (db *DB) ListPolicies(ctx context.Context, orgID string, f app.PolicyFilter
 		if *f.Acknowledged {
 			add(acked, f.AckBy)
 		} else {
-			add("p.current_version > 0 AND NOT "+acked, f.AckBy)
+			add("p.current_version > 0 AND p.is_required_to_sign = 1 AND NOT "+acked, f.AckBy)
 		}
 	}
 	order := "p.id"

@@ -453,6 +453,17 @@ func TestPolicyEmployeeVisibility(t *testing.T) {
 			t.Fatalf("content present with excludeContent: %v", it)
 		}
 	}
+	// Status filters follow what the employee sees.
+	for q, want := range map[string]string{"status=published": pub, "status=needs_review": "", "status=draft": assigned} {
+		items, _ := polList(t, e.do("GET", "/v1/policies?"+q, aliceKey, nil))
+		var got []string
+		for _, it := range items {
+			got = append(got, polStr(it, "id"))
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("alice %s: %v, want %s", q, got, want)
+		}
+	}
 	// Of a published policy's controls, an employee sees those they own.
 	mine := &app.Control{ID: app.NewID(app.PrefixControl), Code: "A.6.3", Name: "Awareness", Status: app.ControlNotStarted,
 		OwnerID: &alice, CreatedAt: e.clock.Now(), UpdatedAt: e.clock.Now()}
@@ -568,7 +579,7 @@ func TestPolicyValidation(t *testing.T) {
 		{"POST", "/v1/policies", map[string]any{"name": "x", "isArchived": true}, "isArchived"},
 		{"POST", "/v1/policies", `{"name": "x"`, "body"},
 		{"PATCH", "/v1/policies/" + id, map[string]any{"name": ""}, "name"},
-		{"PATCH", "/v1/policies/" + id, map[string]any{"controlIds": []string{}}, "controlIds"},
+		{"PATCH", "/v1/policies/" + id, map[string]any{"controlIds": []string{foreignCtl}}, "controlIds"},
 		{"PATCH", "/v1/policies/" + id, map[string]any{"content": 7}, "content"},
 		{"POST", "/v1/policies/" + id + "/publish", map[string]any{"changelog": strings.Repeat("c", 5001)}, "changelog"},
 		{"POST", "/v1/policies/" + id + "/publish", map[string]any{"allowUnresolved": "yes"}, "allowUnresolved"},
@@ -633,6 +644,19 @@ func TestPolicyControls(t *testing.T) {
 	if n := polCount(e.policyEvents(org), "policy.updated"); n != 2 {
 		t.Fatalf("link and unlink must each emit policy.updated once: %d", n)
 	}
+	// PATCH replaces the whole set.
+	rec = e.do("PATCH", "/v1/policies/"+id, admin, map[string]any{"controlIds": []string{c2}})
+	wantStatus(t, rec, http.StatusOK)
+	if ids := obj(t, rec)["controlIds"].([]any); len(ids) != 1 || ids[0] != c2 {
+		t.Fatalf("after replace: %v", ids)
+	}
+	rec = e.do("PATCH", "/v1/policies/"+id, admin, map[string]any{"controlIds": []string{}})
+	if ids := obj(t, rec)["controlIds"].([]any); len(ids) != 0 {
+		t.Fatalf("after clearing: %v", ids)
+	}
+	// Sending a policy back as read (controlIds unchanged) is fine.
+	got = obj(t, e.do("GET", "/v1/policies/"+id, admin, nil))
+	wantStatus(t, e.do("PATCH", "/v1/policies/"+id, admin, got), http.StatusOK)
 }
 
 func TestContextSnapshots(t *testing.T) {
@@ -900,7 +924,8 @@ func TestPolicyAcknowledgedByPerson(t *testing.T) {
 	aliceKey := e.policyPersonKey(org, alice, app.RoleEmployee)
 	p1 := polStr(e.newPolicy(admin, map[string]any{"name": "One", "content": "x"}), "id")
 	p2 := polStr(e.newPolicy(admin, map[string]any{"name": "Two", "content": "y"}), "id")
-	for _, id := range []string{p1, p2} {
+	optional := polStr(e.newPolicy(admin, map[string]any{"name": "Three (no signature)", "content": "z", "isRequiredToSign": false}), "id")
+	for _, id := range []string{p1, p2, optional} {
 		wantStatus(t, e.do("POST", "/v1/policies/"+id+"/publish", admin, nil), http.StatusCreated)
 	}
 	wantStatus(t, e.do("POST", "/v1/policies/"+p1+"/acknowledge", aliceKey, nil), http.StatusCreated)
