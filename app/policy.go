@@ -219,8 +219,8 @@ type PolicyStore interface {
 	CreatePolicyAck(ctx context.Context, orgID string, a *PolicyAcknowledgement) error
 	GetPolicyAck(ctx context.Context, orgID, versionID, personID string) (*PolicyAcknowledgement, error)
 	// ListPolicyAckStatus lists the active people other than auditors with
-	// their state for versionID (empty: none published), plus the counts.
-	ListPolicyAckStatus(ctx context.Context, orgID, policyID, versionID string, f PolicyAckFilter) (List[PolicyAckStatus], PolicyAckSummary, error)
+	// their state for version (0: none published), plus the counts.
+	ListPolicyAckStatus(ctx context.Context, orgID, policyID string, version int, f PolicyAckFilter) (List[PolicyAckStatus], PolicyAckSummary, error)
 	LinkPolicyControls(ctx context.Context, orgID, policyID string, controlIDs []string, at time.Time) error
 	UnlinkPolicyControl(ctx context.Context, orgID, policyID, controlID string) error
 	// ListPolicyControls lists the linked controls; ownerID, when set, keeps
@@ -902,11 +902,7 @@ func (a *App) PolicyAcknowledgements(ctx context.Context, id string, f PolicyAck
 			f.PersonID = "-"
 		}
 	}
-	versionID := ""
-	if p.CurrentVersionID != nil {
-		versionID = *p.CurrentVersionID
-	}
-	l, sum, err := a.store.ListPolicyAckStatus(ctx, pr.OrgID, id, versionID, f)
+	l, sum, err := a.store.ListPolicyAckStatus(ctx, pr.OrgID, id, p.Version, f)
 	if err != nil {
 		return nil, fmt.Errorf("acknowledgement status of policy %s: %w", id, err)
 	}

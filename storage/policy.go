@@ -139,7 +139,7 @@ func (db *DB) ListPolicies(ctx context.Context, orgID string, f app.PolicyFilter
 	}
 	if f.Acknowledged != nil {
 		acked := `EXISTS (SELECT 1 FROM policy_acknowledgements a WHERE a.organization_id = p.organization_id
-			AND a.version_id = p.current_version_id AND a.person_id = ?)`
+			AND a.policy_id = p.id AND a.person_id = ? AND a.version = p.current_version)`
 		if *f.Acknowledged {
 			add(acked, f.AckBy)
 		} else {
@@ -300,8 +300,8 @@ func (db *DB) GetPolicyAck(ctx context.Context, orgID, versionID, personID strin
 }
 
 // ListPolicyAckStatus lists the active people other than auditors with
-// their acknowledgement of versionID, and counts them.
-func (db *DB) ListPolicyAckStatus(ctx context.Context, orgID, policyID, versionID string, f app.PolicyAckFilter) (app.List[app.PolicyAckStatus], app.PolicyAckSummary, error) {
+// their acknowledgement of version, and counts them.
+func (db *DB) ListPolicyAckStatus(ctx context.Context, orgID, policyID string, version int, f app.PolicyAckFilter) (app.List[app.PolicyAckStatus], app.PolicyAckSummary, error) {
 	out := app.List[app.PolicyAckStatus]{Items: []app.PolicyAckStatus{}}
 	var sum app.PolicyAckSummary
 	base := []string{"m.organization_id = ?", "m.is_active = 1", "m.role != 'auditor'"}
@@ -311,10 +311,10 @@ func (db *DB) ListPolicyAckStatus(ctx context.Context, orgID, policyID, versionI
 		baseArgs = append(baseArgs, f.PersonID)
 	}
 	acked := `EXISTS (SELECT 1 FROM policy_acknowledgements a WHERE a.organization_id = m.organization_id
-		AND a.version_id = ? AND a.person_id = m.user_id)`
+		AND a.policy_id = ? AND a.person_id = m.user_id AND a.version = ?)`
 	q := db.rd(ctx)
 	if err := q.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(`+acked+`), 0) FROM memberships m WHERE `+strings.Join(base, " AND "),
-		append([]any{versionID}, baseArgs...)...).Scan(&sum.Required, &sum.Acknowledged); err != nil {
+		append([]any{policyID, version}, baseArgs...)...).Scan(&sum.Required, &sum.Acknowledged); err != nil {
 		return out, sum, fmt.Errorf("count acknowledgements: %w", err)
 	}
 	sum.Pending = sum.Required - sum.Acknowledged
@@ -327,10 +327,10 @@ func (db *DB) ListPolicyAckStatus(ctx context.Context, orgID, policyID, versionI
 	switch f.Status {
 	case "acknowledged":
 		where = append(where, acked)
-		args = append(args, versionID)
+		args = append(args, policyID, version)
 	case "pending":
 		where = append(where, "NOT "+acked)
-		args = append(args, versionID)
+		args = append(args, policyID, version)
 	}
 	cond := strings.Join(where, " AND ")
 	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM memberships m WHERE `+cond, args...).Scan(&out.Total); err != nil {
@@ -341,11 +341,11 @@ func (db *DB) ListPolicyAckStatus(ctx context.Context, orgID, policyID, versionI
 	}
 	rows, err := q.QueryContext(ctx, `SELECT u.id, u.name, u.email, m.role, m.department,
 		(SELECT a.acknowledged_at FROM policy_acknowledgements a WHERE a.organization_id = m.organization_id
-			AND a.version_id = ? AND a.person_id = m.user_id),
+			AND a.policy_id = ? AND a.person_id = m.user_id AND a.version = ?),
 		(SELECT max(a.version) FROM policy_acknowledgements a WHERE a.organization_id = m.organization_id
 			AND a.policy_id = ? AND a.person_id = m.user_id)
 		FROM memberships m JOIN users u ON u.id = m.user_id WHERE `+cond+` ORDER BY u.name, u.id LIMIT ? OFFSET ?`,
-		append(append([]any{versionID, policyID}, args...), f.Page.PerPage, f.Page.Offset())...)
+		append(append([]any{policyID, version, policyID}, args...), f.Page.PerPage, f.Page.Offset())...)
 	if err != nil {
 		return out, sum, fmt.Errorf("list acknowledgement status: %w", err)
 	}
