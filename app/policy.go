@@ -776,6 +776,10 @@ func (a *App) PublishPolicy(ctx context.Context, id string, in PublishInput) (*P
 		p := *before
 		p.Version, p.CurrentVersionID, p.LastPublishedAt = next, &v.ID, &now
 		p.HasUnpublishedChanges = false
+		if p.Frequency != nil {
+			// Publishing is the review: the next one is due a period later.
+			p.ReviewDate = Ptr(nextReview(now, *p.Frequency))
+		}
 		p.UpdatedAt = now
 		p.derive(policyToday(now))
 		if err := a.store.UpdatePolicy(ctx, pr.OrgID, &p); err != nil {
@@ -789,6 +793,19 @@ func (a *App) PublishPolicy(ctx context.Context, id string, in PublishInput) (*P
 		return nil, fmt.Errorf("publish policy %s: %w", id, err)
 	}
 	return out, nil
+}
+
+// nextReview is the date a review is due after one at t.
+func nextReview(t time.Time, frequency string) string {
+	switch frequency {
+	case "monthly":
+		t = t.AddDate(0, 1, 0)
+	case "quarterly":
+		t = t.AddDate(0, 3, 0)
+	default:
+		t = t.AddDate(1, 0, 0)
+	}
+	return policyToday(t)
 }
 
 // policyPublishedData is the payload of policy.published.

@@ -109,7 +109,7 @@ func TestPolicyPublishVersions(t *testing.T) {
 	admin := e.key(org, app.RoleAdmin)
 
 	p := e.newPolicy(admin, map[string]any{"name": "Access Control Policy", "content": "{{company_name}} grants access by role.",
-		"frequency": "yearly", "reviewDate": "2027-01-15"})
+		"frequency": "yearly", "reviewDate": "2026-03-01"})
 	id := polStr(p, "id")
 	if !strings.HasPrefix(id, "pol_") || polStr(p, "status") != "draft" || polNum(p, "version") != 0 || p["hasUnpublishedChanges"] != true ||
 		p["currentVersionId"] != nil || p["isRequiredToSign"] != true {
@@ -130,6 +130,10 @@ func TestPolicyPublishVersions(t *testing.T) {
 	got := obj(t, e.do("GET", "/v1/policies/"+id, admin, nil))
 	if polStr(got, "status") != "published" || polNum(got, "version") != 1 || got["hasUnpublishedChanges"] != false || polStr(got, "currentVersionId") != polStr(v1, "id") {
 		t.Fatalf("after publish: %v", got)
+	}
+	// With a yearly frequency, publishing sets the next review a year out.
+	if polStr(got, "reviewDate") != "2027-01-15" {
+		t.Fatalf("reviewDate after publish: %v", got["reviewDate"])
 	}
 
 	// Editing the draft leaves version 1 alone and marks the policy for review.
