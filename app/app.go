@@ -33,6 +33,9 @@ type Store interface {
 	TaskStore
 	TaskTemplateStore
 	SOAStore
+	PolicyStore
+	VariableStore
+	ContextStore
 }
 
 // Config holds the service-level settings.

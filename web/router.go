@@ -48,5 +48,6 @@ func (s *Server) routes() *mux.Router {
 	handle("POST", "/v1/vendors/{id}/archive", canManage, s.archiveVendor)
 	handle("POST", "/v1/vendors/{id}/restore", canManage, s.restoreVendor)
 	s.complianceRoutes(handle)
+	s.policyRoutes(handle)
 	return r
 }
