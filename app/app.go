@@ -28,6 +28,14 @@ type Store interface {
 	VendorStore
 	DeviceStore
 	ControlStore
+	RiskStore
+	FindingStore
+	FindingTemplateStore
+	CorrectiveActionStore
+	CommentStore
+	AttachmentStore
+	EntityStore
+	ESGStore
 }
 
 // Config holds the service-level settings.
