@@ -354,19 +354,19 @@ func TestFindingListFilters(t *testing.T) {
 	wantStatus(t, e.do("POST", "/v1/findings/"+f2+"/close", key, nil), http.StatusOK)
 
 	for q, want := range map[string][]string{
-		"":                              {f1, f2, f3},
-		"?severity=high":                {f1, f2},
-		"?status=open":                  {f1, f3},
-		"?status=open&severity=high":    {f1},
-		"?status=closed":                {f2},
-		"?type=gdpr":                    {f1},
-		"?type=soc2&severity=low":       {f3},
-		"?taskId=" + task:               {f1},
-		"?controlId=" + ctl:             {f2},
-		"?scope=security":               {f3},
-		"?severity=critical":            nil,
-		"?perPage=2":                    {f1, f2},
-		"?perPage=2&page=2":             {f3},
+		"":                                   {f1, f2, f3},
+		"?severity=high":                     {f1, f2},
+		"?status=open":                       {f1, f3},
+		"?status=open&severity=high":         {f1},
+		"?status=closed":                     {f2},
+		"?type=gdpr":                         {f1},
+		"?type=soc2&severity=low":            {f3},
+		"?taskId=" + task:                    {f1},
+		"?controlId=" + ctl:                  {f2},
+		"?scope=security":                    {f3},
+		"?severity=critical":                 nil,
+		"?perPage=2":                         {f1, f2},
+		"?perPage=2&page=2":                  {f3},
 		"?controlId=" + ctl + "&status=open": nil,
 	} {
 		ids, _ := listIDs(t, e, "/v1/findings"+q, key)
