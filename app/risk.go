@@ -134,8 +134,8 @@ type RiskFilter struct {
 	OwnerID  string
 	Category string
 	Band     string
-	MinScore int // 0: no bound
-	MaxScore int // 0: no bound
+	MinScore *int
+	MaxScore *int
 	Archived bool
 	Page     Page
 }
@@ -405,27 +405,27 @@ func (a *App) ListRisks(ctx context.Context, f RiskFilter) (List[Risk], error) {
 		oneOf(ve, "category", f.Category, RiskCategories)
 	}
 	oneOf(ve, "band", f.Band, RiskBands)
-	if f.MinScore != 0 && (f.MinScore < 1 || f.MinScore > 25) {
-		ve.Add("minScore", CodeInvalid, f.MinScore, "minScore must be from 1 to 25")
+	if f.MinScore != nil && (*f.MinScore < 1 || *f.MinScore > 25) {
+		ve.Add("minScore", CodeInvalid, *f.MinScore, "minScore must be from 1 to 25")
 	}
-	if f.MaxScore != 0 && (f.MaxScore < 1 || f.MaxScore > 25) {
-		ve.Add("maxScore", CodeInvalid, f.MaxScore, "maxScore must be from 1 to 25")
+	if f.MaxScore != nil && (*f.MaxScore < 1 || *f.MaxScore > 25) {
+		ve.Add("maxScore", CodeInvalid, *f.MaxScore, "maxScore must be from 1 to 25")
 	}
-	if f.MinScore != 0 && f.MaxScore != 0 && f.MinScore > f.MaxScore {
-		ve.Add("minScore", CodeInvalid, f.MinScore, "minScore must not exceed maxScore")
+	if f.MinScore != nil && f.MaxScore != nil && *f.MinScore > *f.MaxScore {
+		ve.Add("minScore", CodeInvalid, *f.MinScore, "minScore must not exceed maxScore")
 	}
 	if err := ve.Err(); err != nil {
 		return List[Risk]{}, err
 	}
 	if f.Band != "" {
 		lo, hi := bandRange(f.Band)
-		if f.MinScore < lo {
-			f.MinScore = lo
+		if f.MinScore == nil || *f.MinScore < lo {
+			f.MinScore = &lo
 		}
-		if f.MaxScore == 0 || f.MaxScore > hi {
-			f.MaxScore = hi
+		if f.MaxScore == nil || *f.MaxScore > hi {
+			f.MaxScore = &hi
 		}
-		if f.MinScore > f.MaxScore {
+		if *f.MinScore > *f.MaxScore {
 			return List[Risk]{Items: []Risk{}}, nil
 		}
 	}

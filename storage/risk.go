@@ -153,11 +153,11 @@ func (db *DB) ListRisks(ctx context.Context, orgID string, f app.RiskFilter) (ap
 	if f.Category != "" {
 		add("category = ?", f.Category)
 	}
-	if f.MinScore > 0 {
-		add("score >= ?", f.MinScore)
+	if f.MinScore != nil {
+		add("score >= ?", *f.MinScore)
 	}
-	if f.MaxScore > 0 {
-		add("score <= ?", f.MaxScore)
+	if f.MaxScore != nil {
+		add("score <= ?", *f.MaxScore)
 	}
 	cond := strings.Join(where, " AND ")
 	out := app.List[app.Risk]{Items: []app.Risk{}}

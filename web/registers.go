@@ -9,17 +9,17 @@ import (
 	"github.com/compliance-appliance/compliance/app"
 )
 
-// intParam reads an optional integer query parameter (0 when absent).
-func intParam(r *http.Request, name string) (int, error) {
+// intParam reads an optional integer query parameter (nil when absent).
+func intParam(r *http.Request, name string) (*int, error) {
 	s := r.URL.Query().Get(name)
 	if s == "" {
-		return 0, nil
+		return nil, nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, badRequest(name, s, "%s must be an integer", name)
+		return nil, badRequest(name, s, "%s must be an integer", name)
 	}
-	return n, nil
+	return &n, nil
 }
 
 // firstParam returns the first non-empty query parameter of names.
