@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/compliance-appliance/compliance/app"
 )
@@ -128,4 +127,4 @@ func sameIDs(a []string, b ...string) bool {
 	return true
 }
 
-var _ = time.Second
+
