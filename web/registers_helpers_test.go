@@ -126,5 +126,3 @@ func sameIDs(a []string, b ...string) bool {
 	}
 	return true
 }
-
-
