@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -13,6 +14,32 @@ var _ app.FindingStore = (*DB)(nil)
 
 const findingColumns = `id, type, status, severity, finding_class, content, title, description, source, task_id, scope,
 	template_id, cvss, due_date, revision_note, created_by_type, created_by_id, closed_at, created_at, updated_at`
+
+// findingControlsColumn reads a finding's linked control ids as a JSON
+// array in the same query (by the link table's primary key; the outer
+// query filters on the organization).
+const findingControlsColumn = `(SELECT json_group_array(control_id) FROM (SELECT control_id FROM finding_controls fc
+	WHERE fc.finding_id = findings.id ORDER BY fc.rowid))`
+
+func scanFindingWithControls(row interface{ Scan(...any) error }) (*app.Finding, error) {
+	var controls string
+	f, err := scanFinding(suffixScan{row, &controls})
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(controls), &f.LinkedControlIDs); err != nil {
+		return nil, fmt.Errorf("decode controls of finding %s: %w", f.ID, err)
+	}
+	return f, nil
+}
+
+// suffixScan scans the last column into last, the others into the args.
+type suffixScan struct {
+	row  interface{ Scan(...any) error }
+	last any
+}
+
+func (s suffixScan) Scan(dest ...any) error { return s.row.Scan(append(dest, s.last)...) }
 
 func scanFinding(row interface{ Scan(...any) error }) (*app.Finding, error) {
 	var f app.Finding
@@ -46,14 +73,12 @@ func findingArgs(f *app.Finding) []any {
 
 // CreateFinding inserts a finding and its control links.
 func (db *DB) CreateFinding(ctx context.Context, orgID string, f *app.Finding) error {
-	return db.InTx(ctx, func(ctx context.Context) error {
-		args := findingArgs(f)
-		if _, err := db.wr(ctx).ExecContext(ctx, `INSERT INTO findings (organization_id, `+findingColumns+`) VALUES (?, ?, `+placeholders(len(args))+`)`,
-			append([]any{orgID, f.ID}, args...)...); err != nil {
-			return fmt.Errorf("insert finding: %w", mapErr(err))
-		}
-		return db.setLinks(ctx, "finding_controls", "finding_id", orgID, f.ID, f.LinkedControlIDs)
-	})
+	args := findingArgs(f)
+	if _, err := db.wr(ctx).ExecContext(ctx, `INSERT INTO findings (organization_id, `+findingColumns+`) VALUES (?, ?, `+placeholders(len(args))+`)`,
+		append([]any{orgID, f.ID}, args...)...); err != nil {
+		return fmt.Errorf("insert finding: %w", mapErr(err))
+	}
+	return db.addLinks(ctx, "finding_controls", "finding_id", orgID, f.ID, f.LinkedControlIDs)
 }
 
 // UpdateFinding writes every mutable column and replaces the control links.
@@ -72,18 +97,8 @@ func (db *DB) UpdateFinding(ctx context.Context, orgID string, f *app.Finding) e
 
 // GetFinding returns one finding with its linked controls.
 func (db *DB) GetFinding(ctx context.Context, orgID, id string) (*app.Finding, error) {
-	f, err := scanFinding(db.rd(ctx).QueryRowContext(ctx, `SELECT `+findingColumns+` FROM findings WHERE organization_id = ? AND id = ?`, orgID, id))
-	if err != nil {
-		return nil, err
-	}
-	l, err := db.links(ctx, "finding_controls", "finding_id", orgID, []string{id})
-	if err != nil {
-		return nil, err
-	}
-	if c := l[id]; c != nil {
-		f.LinkedControlIDs = c
-	}
-	return f, nil
+	return scanFindingWithControls(db.rd(ctx).QueryRowContext(ctx, `SELECT `+findingColumns+`, `+findingControlsColumn+`
+		FROM findings WHERE organization_id = ? AND id = ?`, orgID, id))
 }
 
 // ListFindings returns a page of findings matching every filter, oldest first.
@@ -127,35 +142,21 @@ func (db *DB) ListFindings(ctx context.Context, orgID string, f app.FindingFilte
 	if f.Page.Offset() >= out.Total {
 		return out, nil
 	}
-	rows, err := q.QueryContext(ctx, `SELECT `+findingColumns+` FROM findings WHERE `+cond+` ORDER BY id LIMIT ? OFFSET ?`,
-		append(args, f.Page.PerPage, f.Page.Offset())...)
+	rows, err := q.QueryContext(ctx, `SELECT `+findingColumns+`, `+findingControlsColumn+` FROM findings WHERE `+cond+`
+		ORDER BY id LIMIT ? OFFSET ?`, append(args, f.Page.PerPage, f.Page.Offset())...)
 	if err != nil {
 		return out, fmt.Errorf("list findings: %w", err)
 	}
 	defer rows.Close()
-	ids := make([]string, 0, f.Page.PerPage)
+	out.Items = make([]app.Finding, 0, min(f.Page.PerPage, out.Total-f.Page.Offset()))
 	for rows.Next() {
-		fd, err := scanFinding(rows)
+		fd, err := scanFindingWithControls(rows)
 		if err != nil {
 			return out, err
 		}
 		out.Items = append(out.Items, *fd)
-		ids = append(ids, fd.ID)
 	}
-	if err := rows.Err(); err != nil {
-		return out, err
-	}
-	rows.Close()
-	l, err := db.links(ctx, "finding_controls", "finding_id", orgID, ids)
-	if err != nil {
-		return out, err
-	}
-	for i := range out.Items {
-		if c := l[out.Items[i].ID]; c != nil {
-			out.Items[i].LinkedControlIDs = c
-		}
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // OpenFindingsByControl returns, per control, the open findings (status

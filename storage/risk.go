@@ -50,14 +50,12 @@ func riskArgs(r *app.Risk) []any {
 
 // CreateRisk inserts a risk and its control links.
 func (db *DB) CreateRisk(ctx context.Context, orgID string, r *app.Risk) error {
-	return db.InTx(ctx, func(ctx context.Context) error {
-		args := riskArgs(r)
-		if _, err := db.wr(ctx).ExecContext(ctx, `INSERT INTO risks (organization_id, `+riskColumns+`) VALUES (?, ?, `+placeholders(len(args))+`)`,
-			append([]any{orgID, r.ID}, args...)...); err != nil {
-			return fmt.Errorf("insert risk: %w", mapErr(err))
-		}
-		return db.setLinks(ctx, "risk_controls", "risk_id", orgID, r.ID, r.LinkedControlIDs)
-	})
+	args := riskArgs(r)
+	if _, err := db.wr(ctx).ExecContext(ctx, `INSERT INTO risks (organization_id, `+riskColumns+`) VALUES (?, ?, `+placeholders(len(args))+`)`,
+		append([]any{orgID, r.ID}, args...)...); err != nil {
+		return fmt.Errorf("insert risk: %w", mapErr(err))
+	}
+	return db.addLinks(ctx, "risk_controls", "risk_id", orgID, r.ID, r.LinkedControlIDs)
 }
 
 // UpdateRisk writes every mutable column and replaces the control links.
@@ -75,16 +73,29 @@ func (db *DB) UpdateRisk(ctx context.Context, orgID string, r *app.Risk) error {
 }
 
 // setLinks replaces the control links of one risk or finding. table and
-// column are constants of this package.
+// column are constants of this package. Callers run inside a transaction
+// (the app's InTx), so the delete and inserts commit together.
 func (db *DB) setLinks(ctx context.Context, table, column, orgID, id string, controlIDs []string) error {
-	q := db.wr(ctx)
-	if _, err := q.ExecContext(ctx, `DELETE FROM `+table+` WHERE organization_id = ? AND `+column+` = ?`, orgID, id); err != nil {
+	if _, err := db.wr(ctx).ExecContext(ctx, `DELETE FROM `+table+` WHERE organization_id = ? AND `+column+` = ?`, orgID, id); err != nil {
 		return fmt.Errorf("clear %s: %w", table, err)
 	}
-	for _, c := range controlIDs {
-		if _, err := q.ExecContext(ctx, `INSERT INTO `+table+` (organization_id, `+column+`, control_id) VALUES (?, ?, ?)`, orgID, id, c); err != nil {
-			return fmt.Errorf("link %s: %w", table, mapErr(err))
-		}
+	return db.addLinks(ctx, table, column, orgID, id, controlIDs)
+}
+
+// addLinks inserts control links of one risk or finding in one statement.
+func (db *DB) addLinks(ctx context.Context, table, column, orgID, id string, controlIDs []string) error {
+	if len(controlIDs) == 0 {
+		return nil
+	}
+	values := make([]string, len(controlIDs))
+	args := make([]any, 0, 3*len(controlIDs))
+	for i, c := range controlIDs {
+		values[i] = "(?, ?, ?)"
+		args = append(args, orgID, id, c)
+	}
+	if _, err := db.wr(ctx).ExecContext(ctx, `INSERT INTO `+table+` (organization_id, `+column+`, control_id) VALUES `+
+		strings.Join(values, ", "), args...); err != nil {
+		return fmt.Errorf("link %s: %w", table, mapErr(err))
 	}
 	return nil
 }

@@ -72,7 +72,7 @@ CREATE TABLE findings (
     updated_at TEXT NOT NULL
 ) STRICT;
 CREATE INDEX findings_org ON findings(organization_id, id);
-CREATE INDEX findings_org_status ON findings(organization_id, status, id);
+CREATE INDEX findings_org_status ON findings(organization_id, status, severity, id);
 CREATE INDEX findings_org_severity ON findings(organization_id, severity, id);
 CREATE INDEX findings_org_type ON findings(organization_id, type, id);
 CREATE INDEX findings_org_task ON findings(organization_id, task_id, id);
