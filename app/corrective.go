@@ -167,13 +167,10 @@ func (a *App) checkClosure(ctx context.Context, orgID string, c *CorrectiveActio
 	return nil
 }
 
-// findingFor loads the finding an action belongs to, applying visibility.
+// findingFor loads the finding an action belongs to (ErrNotFound for
+// another organization's).
 func (a *App) findingFor(ctx context.Context, p *Principal, findingID string) (*Finding, error) {
-	f, err := a.store.GetFinding(ctx, p.OrgID, findingID)
-	if err != nil {
-		return nil, err
-	}
-	return f, nil
+	return a.store.GetFinding(ctx, p.OrgID, findingID)
 }
 
 // CreateCorrectiveAction adds a corrective action to a finding.

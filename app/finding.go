@@ -297,7 +297,9 @@ func (f *Finding) fill(in *FindingCreate, shapeB bool, ve *ValidationError) {
 			if f.Description == nil {
 				field = "title"
 			}
-			ve.Add(field, CodeTooLong, nil, fmt.Sprintf("title and description together must be at most %d characters", MaxFindingContent))
+			msg := fmt.Sprintf("content (title and description together) must be at most %d characters", MaxFindingContent)
+			ve.Add("content", CodeTooLong, nil, msg)
+			ve.Add(field, CodeTooLong, nil, msg)
 		}
 		if f.TaskID != nil && f.Scope != nil {
 			ve.Add("scope", CodeInvalid, *f.Scope, "give taskId or scope, not both")
@@ -462,7 +464,9 @@ func (f *Finding) patch(in *FindingPatch, before *Finding, now time.Time, ve *Va
 		}
 		f.Content = composeContent(f.Title, f.Description)
 		if len([]rune(f.Content)) > MaxFindingContent {
-			ve.Add("description", CodeTooLong, nil, fmt.Sprintf("title and description together must be at most %d characters", MaxFindingContent))
+			msg := fmt.Sprintf("content (title and description together) must be at most %d characters", MaxFindingContent)
+			ve.Add("content", CodeTooLong, nil, msg)
+			ve.Add("description", CodeTooLong, nil, msg)
 		}
 	}
 }

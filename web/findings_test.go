@@ -53,6 +53,7 @@ func TestFindingShapeValidation(t *testing.T) {
 		{"B control of another org", map[string]any{"title": "t", "linkedControlIds": []string{otherCtl}}, "linkedControlIds"},
 		{"B linkedControlIds not an array", map[string]any{"title": "t", "linkedControlIds": "x"}, "linkedControlIds"},
 		{"B title plus description too long", map[string]any{"title": "t", "description": strings.Repeat("d", 4999)}, "description"},
+		{"B stored content too long names content", map[string]any{"title": "t", "description": strings.Repeat("d", 4999)}, "content"},
 		{"B source too long", map[string]any{"title": "t", "source": strings.Repeat("s", 256)}, "source"},
 		{"B both taskId and scope", map[string]any{"title": "t", "taskId": task, "scope": "people"}, "scope"},
 		{"neither content nor title", map[string]any{"severity": "low"}, "content"},

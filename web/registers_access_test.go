@@ -9,7 +9,7 @@ import (
 )
 
 // registersFixture creates one resource of every kind in an organization.
-func registersFixture(t *testing.T, e *testEnv, org, key string) map[string]string {
+func registersFixture(t *testing.T, e *testEnv, key string) map[string]string {
 	t.Helper()
 	ids := map[string]string{}
 	ids["rsk"] = e.create("/v1/risks", key, map[string]any{"title": "R"})["id"].(string)
@@ -38,7 +38,7 @@ func TestRegistersCrossOrganization(t *testing.T) {
 	other := e.org("Other", "professional")
 	key := e.key(org, app.RoleOwner)
 	otherKey := e.key(other, app.RoleOwner)
-	ids := registersFixture(t, e, org, key)
+	ids := registersFixture(t, e, key)
 
 	routes := []struct {
 		method, path string
@@ -103,7 +103,7 @@ func TestRegistersAuditorKeyReadOnly(t *testing.T) {
 	org := e.org("Acme", "professional")
 	key := e.key(org, app.RoleOwner)
 	auditor := e.key(org, app.RoleAuditor)
-	ids := registersFixture(t, e, org, key)
+	ids := registersFixture(t, e, key)
 	writes := []struct {
 		method, path string
 		body         any
