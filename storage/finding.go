@@ -19,7 +19,7 @@ const findingColumns = `id, type, status, severity, finding_class, content, titl
 // array in the same query (by the link table's primary key; the outer
 // query filters on the organization).
 const findingControlsColumn = `(SELECT json_group_array(control_id) FROM (SELECT control_id FROM finding_controls fc
-	WHERE fc.finding_id = findings.id ORDER BY fc.rowid))`
+	WHERE fc.finding_id = findings.id))`
 
 func scanFindingWithControls(row interface{ Scan(...any) error }) (*app.Finding, error) {
 	var controls string
