@@ -36,6 +36,14 @@ type Store interface {
 	PolicyStore
 	VariableStore
 	ContextStore
+	RiskStore
+	FindingStore
+	FindingTemplateStore
+	CorrectiveActionStore
+	CommentStore
+	AttachmentStore
+	EntityStore
+	ESGStore
 }
 
 // Config holds the service-level settings.

@@ -49,5 +49,6 @@ func (s *Server) routes() *mux.Router {
 	handle("POST", "/v1/vendors/{id}/restore", canManage, s.restoreVendor)
 	s.complianceRoutes(handle)
 	s.policyRoutes(handle)
+	s.registersRoutes(handle)
 	return r
 }
