@@ -28,6 +28,9 @@ type Store interface {
 	VendorStore
 	DeviceStore
 	ControlStore
+	WebhookStore
+	JobRunStore
+	AuditStore
 }
 
 // Config holds the service-level settings.
@@ -45,6 +48,7 @@ type App struct {
 	log    *slog.Logger
 	config Config
 	keyc   *keyCache
+	events eventState
 }
 
 // New builds the services over a store. now may be nil for time.Now.

@@ -1,0 +1,603 @@
+package app
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Delivery statuses.
+const (
+	DeliveryPending    = "pending"    // waiting for its first attempt or a retry
+	DeliveryDelivering = "delivering" // claimed by a worker, request in flight
+	DeliverySucceeded  = "succeeded"  // the receiver answered 2xx
+	DeliveryFailed     = "failed"     // retries exhausted (dead-lettered)
+)
+
+// DeliveryStatuses lists every delivery status.
+var DeliveryStatuses = []string{DeliveryPending, DeliveryDelivering, DeliverySucceeded, DeliveryFailed}
+
+// Delivery is one event bound for one subscription, with its attempts.
+type Delivery struct {
+	ID             string            `json:"id"`
+	WebhookID      string            `json:"webhookId"`
+	EventID        string            `json:"eventId"`
+	Event          string            `json:"event"`
+	Status         string            `json:"status"`
+	AttemptCount   int               `json:"attemptCount"`
+	NextAttemptAt  *time.Time        `json:"nextAttemptAt"`
+	LastAttemptAt  *time.Time        `json:"lastAttemptAt"`
+	LastStatusCode *int              `json:"lastStatusCode"`
+	LastError      *string           `json:"lastError"`
+	RedeliveryOf   *string           `json:"redeliveryOf"`
+	ExpiresAt      time.Time         `json:"expiresAt"`
+	CreatedAt      time.Time         `json:"createdAt"`
+	UpdatedAt      time.Time         `json:"updatedAt"`
+	Payload        json.RawMessage   `json:"payload"`
+	Attempts       []DeliveryAttempt `json:"attempts"`
+	OrganizationID string            `json:"-"`
+}
+
+// DeliveryAttempt is one HTTP request of a delivery.
+type DeliveryAttempt struct {
+	DeliveryID      string    `json:"-"`
+	OrganizationID  string    `json:"-"`
+	Attempt         int       `json:"attempt"`
+	StartedAt       time.Time `json:"startedAt"`
+	DurationMS      int64     `json:"durationMs"`
+	StatusCode      *int      `json:"statusCode"`
+	ResponseSnippet string    `json:"responseSnippet"`
+	Error           string    `json:"error"`
+}
+
+// DeliveryState is a delivery's state after an attempt.
+type DeliveryState struct {
+	Status         string
+	NextAttemptAt  time.Time
+	LastAttemptAt  time.Time
+	LastStatusCode *int
+	LastError      *string
+}
+
+// DeliveryFilter narrows the delivery log.
+type DeliveryFilter struct {
+	Status string
+	Event  string
+	Page   Page
+}
+
+// ClaimedDelivery is a delivery a worker holds, with what it needs to send.
+type ClaimedDelivery struct {
+	ID             string
+	OrganizationID string
+	WebhookID      string
+	EventID        string
+	EventType      string
+	Body           []byte
+	AttemptCount   int
+	ExpiresAt      time.Time
+	URL            string
+	SealedSecret   []byte
+}
+
+// Envelope is the body of every delivery (DECISIONS: Webhooks). ID is the
+// event id: the same across retries and redeliveries, for de-duplication.
+type Envelope struct {
+	ID        string          `json:"id"`
+	Event     string          `json:"event"`
+	Timestamp time.Time       `json:"timestamp"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// SignWebhook returns the X-Service-Signature of a body: lowercase hex
+// HMAC-SHA256 keyed with the secret exactly as shown to the customer.
+func SignWebhook(secret string, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(body)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// OutboundRequest is one webhook HTTP POST.
+type OutboundRequest struct {
+	URL    string
+	Body   []byte
+	Header map[string]string
+}
+
+// OutboundResponse is what came back: a status code and the start of the
+// body, or the transport error.
+type OutboundResponse struct {
+	StatusCode int
+	Snippet    string
+	Err        error
+}
+
+// WebhookSender performs webhook requests; web implements it with the
+// network policy enforced at dial time.
+type WebhookSender interface {
+	Send(ctx context.Context, req OutboundRequest) OutboundResponse
+}
+
+// DeliveryOptions tune the delivery workers. Zero values take the defaults.
+type DeliveryOptions struct {
+	Workers      int           // concurrent requests (4)
+	PollInterval time.Duration // how often the outbox and the retry queue are checked (100 ms)
+	Timeout      time.Duration // per request (10 s)
+	RetryBase    time.Duration // first retry delay before jitter (10 s)
+	RetryCap     time.Duration // longest delay between retries (1 h)
+	RetryWindow  time.Duration // retries stop this long after the delivery was scheduled (24 h)
+	Retention    time.Duration // finished deliveries are kept this long (30 days)
+	// Jitter returns a number in [0, 1); each delay is scaled by 0.5 + Jitter().
+	Jitter func() float64
+}
+
+func (o DeliveryOptions) withDefaults() DeliveryOptions {
+	if o.Workers <= 0 {
+		o.Workers = 4
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = 100 * time.Millisecond
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	if o.RetryBase <= 0 {
+		o.RetryBase = 10 * time.Second
+	}
+	if o.RetryCap <= 0 {
+		o.RetryCap = time.Hour
+	}
+	if o.RetryWindow <= 0 {
+		o.RetryWindow = 24 * time.Hour
+	}
+	if o.Retention <= 0 {
+		o.Retention = 30 * 24 * time.Hour
+	}
+	if o.Jitter == nil {
+		o.Jitter = rand.Float64
+	}
+	return o
+}
+
+// lease is how long a claim protects a delivery: one request plus margin.
+// A worker that dies mid-request leaves the delivery to be claimed again
+// when its lease runs out.
+func (o DeliveryOptions) lease() time.Duration { return o.Timeout + 5*time.Second }
+
+// Backoff is the delay after the n-th failed attempt (n from 1):
+// RetryBase doubling per attempt up to RetryCap, scaled by 0.5 + jitter.
+func (o DeliveryOptions) Backoff(n int) time.Duration {
+	o = o.withDefaults()
+	d := o.RetryBase
+	for i := 1; i < n && d < o.RetryCap; i++ {
+		d *= 2
+	}
+	d = min(d, o.RetryCap)
+	return time.Duration(float64(d) * (0.5 + o.Jitter()))
+}
+
+const dispatchBatch = 500
+
+// DispatchEvents fans outbox events past the cursor out to the matching
+// subscriptions as delivery rows, and moves the cursor, in one transaction:
+// a crash either keeps both or neither. It returns the events handled.
+func (a *App) DispatchEvents(ctx context.Context, o DeliveryOptions) (int, error) {
+	o = o.withDefaults()
+	n := 0
+	err := a.store.InTx(ctx, func(ctx context.Context) error {
+		cur, err := a.store.WebhookCursor(ctx)
+		if err != nil {
+			return err
+		}
+		evs, err := a.store.EventsAfter(ctx, cur, dispatchBatch)
+		if err != nil || len(evs) == 0 {
+			return err
+		}
+		now := a.Now()
+		hooks := map[string][]Webhook{}
+		var ds []Delivery
+		for _, e := range evs {
+			hs, ok := hooks[e.OrganizationID]
+			if !ok {
+				if hs, err = a.store.ActiveWebhooks(ctx, e.OrganizationID); err != nil {
+					return err
+				}
+				hooks[e.OrganizationID] = hs
+			}
+			for _, h := range hs {
+				if e.Seq <= h.StartSeq || !EventMatches(h.Events, e.Type) {
+					continue
+				}
+				body, err := json.Marshal(Envelope{ID: e.ID, Event: e.Type, Timestamp: e.OccurredAt, Data: json.RawMessage(e.Payload)})
+				if err != nil {
+					return fmt.Errorf("encode event %s: %w", e.ID, err)
+				}
+				ds = append(ds, newDelivery(h.OrganizationID, h.ID, e.ID, e.Type, body, now, o))
+			}
+		}
+		if err := a.store.InsertDeliveries(ctx, ds); err != nil {
+			return err
+		}
+		n = len(evs)
+		return a.store.SetWebhookCursor(ctx, evs[len(evs)-1].Seq)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("dispatch events: %w", err)
+	}
+	return n, nil
+}
+
+func newDelivery(orgID, webhookID, eventID, eventType string, body []byte, now time.Time, o DeliveryOptions) Delivery {
+	return Delivery{ID: NewID(PrefixDelivery), OrganizationID: orgID, WebhookID: webhookID, EventID: eventID, Event: eventType,
+		Status: DeliveryPending, NextAttemptAt: &now, ExpiresAt: now.Add(o.RetryWindow), CreatedAt: now, UpdatedAt: now,
+		Payload: body}
+}
+
+// ListDeliveries returns a subscription's delivery log, newest first, with
+// every attempt.
+func (a *App) ListDeliveries(ctx context.Context, webhookID string, f DeliveryFilter) (List[Delivery], error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return List[Delivery]{}, err
+	}
+	if err := p.Require(CapManage); err != nil {
+		return List[Delivery]{}, err
+	}
+	ve := NewValidationError()
+	oneOf(ve, "status", f.Status, DeliveryStatuses)
+	if err := ve.Err(); err != nil {
+		return List[Delivery]{}, err
+	}
+	if _, err := a.store.GetWebhook(ctx, p.OrgID, webhookID); err != nil {
+		return List[Delivery]{}, err
+	}
+	return a.store.ListDeliveries(ctx, p.OrgID, webhookID, f)
+}
+
+// GetDelivery returns one delivery with its attempts.
+func (a *App) GetDelivery(ctx context.Context, webhookID, id string) (*Delivery, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Require(CapManage); err != nil {
+		return nil, err
+	}
+	return a.store.GetDelivery(ctx, p.OrgID, webhookID, id)
+}
+
+// Redeliver sends a delivery's exact body again as a new delivery (with
+// its own attempts and 24 h of retries), whatever the original's status.
+func (a *App) Redeliver(ctx context.Context, webhookID, deliveryID string) (*Delivery, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Require(CapManage); err != nil {
+		return nil, err
+	}
+	var out Delivery
+	err = a.store.InTx(ctx, func(ctx context.Context) error {
+		orig, err := a.store.GetDelivery(ctx, p.OrgID, webhookID, deliveryID)
+		if err != nil {
+			return err
+		}
+		out = newDelivery(p.OrgID, webhookID, orig.EventID, orig.Event, orig.Payload, a.Now(), DeliveryOptions{}.withDefaults())
+		out.RedeliveryOf = &orig.ID
+		out.Attempts = []DeliveryAttempt{}
+		if err := a.store.InsertDeliveries(ctx, []Delivery{out}); err != nil {
+			return err
+		}
+		return a.record(ctx, Mutation{Action: "redelivered", ResourceType: "webhook_delivery", ResourceID: out.ID,
+			After: map[string]any{"webhookId": webhookID, "redeliveryOf": orig.ID, "eventId": orig.EventID, "event": orig.Event}})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redeliver %s: %w", deliveryID, err)
+	}
+	return &out, nil
+}
+
+// PingWebhook queues a "ping" delivery to the endpoint, even while it is
+// paused, so a receiver can be tested before it is resumed.
+func (a *App) PingWebhook(ctx context.Context, webhookID string) (*Delivery, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Require(CapManage); err != nil {
+		return nil, err
+	}
+	var out Delivery
+	err = a.store.InTx(ctx, func(ctx context.Context) error {
+		w, err := a.store.GetWebhook(ctx, p.OrgID, webhookID)
+		if err != nil {
+			return err
+		}
+		now := a.Now()
+		data, _ := json.Marshal(map[string]any{"webhookId": w.ID, "url": w.URL, "events": w.Events,
+			"message": "This is a test delivery from the compliance appliance."})
+		eventID := NewID(PrefixEvent)
+		body, err := json.Marshal(Envelope{ID: eventID, Event: EventPing, Timestamp: now, Data: data})
+		if err != nil {
+			return err
+		}
+		out = newDelivery(p.OrgID, w.ID, eventID, EventPing, body, now, DeliveryOptions{}.withDefaults())
+		out.Attempts = []DeliveryAttempt{}
+		if err := a.store.InsertDeliveries(ctx, []Delivery{out}); err != nil {
+			return err
+		}
+		return a.record(ctx, Mutation{Action: "pinged", ResourceType: "webhook", ResourceID: w.ID,
+			After: map[string]any{"deliveryId": out.ID}})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ping webhook %s: %w", webhookID, err)
+	}
+	return &out, nil
+}
+
+// PurgeDeliveries removes finished deliveries older than the retention.
+func (a *App) PurgeDeliveries(ctx context.Context, retention time.Duration) (int64, error) {
+	if retention <= 0 {
+		retention = DeliveryOptions{}.withDefaults().Retention
+	}
+	return a.store.PurgeDeliveries(ctx, a.Now().Add(-retention))
+}
+
+// Deliverer is the worker pool that sends deliveries: a poller fans the
+// outbox out and claims due deliveries in short transactions; up to Workers
+// requests run at once, outside any transaction; each outcome is written in
+// its own transaction. A delivery is marked done only after its receiver
+// answered, so a crash at any point causes a resend, never a loss.
+type Deliverer struct {
+	a    *App
+	send WebhookSender
+	o    DeliveryOptions
+	log  *slog.Logger
+	wg   sync.WaitGroup
+	wake chan struct{}
+}
+
+// NewDeliverer builds the worker pool over a sender.
+func (a *App) NewDeliverer(send WebhookSender, o DeliveryOptions) *Deliverer {
+	return &Deliverer{a: a, send: send, o: o.withDefaults(), log: a.log, wake: make(chan struct{}, 1)}
+}
+
+// Options returns the effective options.
+func (d *Deliverer) Options() DeliveryOptions { return d.o }
+
+// Start runs the poller until ctx ends. Requests in flight then finish
+// (each bounded by Timeout) and record their outcome; Wait waits for them.
+func (d *Deliverer) Start(ctx context.Context) {
+	slots := make(chan struct{}, d.o.Workers)
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		t := time.NewTicker(d.o.PollInterval)
+		defer t.Stop()
+		var seen int64 = -1
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			case <-d.wake:
+			}
+			if err := d.dispatchIfNew(ctx, &seen); err != nil && ctx.Err() == nil {
+				d.log.Error("webhook dispatch failed", slog.Any("error", err))
+			}
+			free := 0
+		acquire:
+			for free < d.o.Workers {
+				select {
+				case slots <- struct{}{}:
+					free++
+				default:
+					break acquire
+				}
+			}
+			if free == 0 {
+				continue
+			}
+			batch, err := d.claim(ctx, free)
+			if err != nil && ctx.Err() == nil {
+				d.log.Error("webhook claim failed", slog.Any("error", err))
+			}
+			for i := len(batch); i < free; i++ {
+				<-slots
+			}
+			for _, c := range batch {
+				d.wg.Add(1)
+				go func(c ClaimedDelivery, token string) {
+					defer d.wg.Done()
+					defer func() { <-slots }()
+					d.deliver(ctx, c, token)
+					select {
+					case d.wake <- struct{}{}:
+					default:
+					}
+				}(c.ClaimedDelivery, c.token)
+			}
+		}
+	}()
+}
+
+// Wait blocks until the poller and every request in flight are done.
+func (d *Deliverer) Wait() { d.wg.Wait() }
+
+// dispatchIfNew runs the dispatcher when the outbox has grown (a cheap read
+// on the reader pool decides).
+func (d *Deliverer) dispatchIfNew(ctx context.Context, seen *int64) error {
+	last, err := d.a.store.LastEventSeq(ctx)
+	if err != nil {
+		return err
+	}
+	if last == *seen {
+		return nil
+	}
+	for {
+		n, err := d.a.DispatchEvents(ctx, d.o)
+		if err != nil {
+			return err
+		}
+		if n < dispatchBatch {
+			break
+		}
+	}
+	*seen = last
+	return nil
+}
+
+type claimed struct {
+	ClaimedDelivery
+	token string
+}
+
+func (d *Deliverer) claim(ctx context.Context, limit int) ([]claimed, error) {
+	now := d.a.Now()
+	due, err := d.a.store.NextDeliveryDue(ctx)
+	if err != nil || due == nil || due.After(now) {
+		return nil, err
+	}
+	token := RandomToken(12)
+	var cs []ClaimedDelivery
+	err = d.a.store.InTx(ctx, func(ctx context.Context) error {
+		var err error
+		cs, err = d.a.store.ClaimDeliveries(ctx, now, now.Add(d.o.lease()), token, limit)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim deliveries: %w", err)
+	}
+	out := make([]claimed, len(cs))
+	for i, c := range cs {
+		out[i] = claimed{c, token}
+	}
+	return out, nil
+}
+
+// RunOnce dispatches the whole outbox, then claims and sends every due
+// delivery one by one; tests and benchmarks drive delivery with it on an
+// injected clock. It returns the number of requests made.
+func (d *Deliverer) RunOnce(ctx context.Context) (int, error) {
+	var seen int64 = -1
+	if err := d.dispatchIfNew(ctx, &seen); err != nil {
+		return 0, err
+	}
+	sent := 0
+	for {
+		cs, err := d.claim(ctx, 100)
+		if err != nil {
+			return sent, err
+		}
+		if len(cs) == 0 {
+			return sent, nil
+		}
+		for _, c := range cs {
+			d.deliver(ctx, c.ClaimedDelivery, c.token)
+			sent++
+		}
+	}
+}
+
+// deliver makes one attempt and records it. The request does not inherit
+// cancellation from ctx, so shutdown lets it finish and be recorded.
+func (d *Deliverer) deliver(ctx context.Context, c ClaimedDelivery, token string) {
+	base := context.WithoutCancel(ctx)
+	started := d.a.Now()
+	t0 := time.Now()
+	var res OutboundResponse
+	secret, err := d.a.openSecret(c.WebhookID, c.SealedSecret)
+	if err != nil {
+		res.Err = errors.New("the signing secret could not be decrypted with this data directory's key")
+		d.log.Error("webhook secret unavailable", slog.String("webhook_id", c.WebhookID), slog.Any("error", err))
+	} else {
+		rctx, cancel := context.WithTimeout(base, d.o.Timeout)
+		res = d.send.Send(rctx, OutboundRequest{URL: c.URL, Body: c.Body, Header: map[string]string{
+			"Content-Type":        "application/json",
+			"User-Agent":          "compliance-webhooks/1",
+			"X-Service-Signature": SignWebhook(secret, c.Body),
+			"X-Service-Event":     c.EventType,
+			"X-Service-Delivery":  c.ID,
+		}})
+		cancel()
+	}
+	if err := d.a.finishAttempt(base, c, token, started, time.Since(t0), res, d.o); err != nil {
+		d.log.Error("webhook attempt not recorded", slog.String("delivery_id", c.ID), slog.Any("error", err))
+	}
+}
+
+// finishAttempt records an attempt, schedules the retry or dead-letters the
+// delivery, and keeps the endpoint's failure streak, pausing an endpoint
+// that has failed for WebhookFailingLimit.
+func (a *App) finishAttempt(ctx context.Context, c ClaimedDelivery, token string, started time.Time, dur time.Duration, res OutboundResponse, o DeliveryOptions) error {
+	now := a.Now()
+	ok := res.Err == nil && res.StatusCode >= 200 && res.StatusCode < 300
+	at := DeliveryAttempt{DeliveryID: c.ID, OrganizationID: c.OrganizationID, Attempt: c.AttemptCount + 1, StartedAt: started,
+		DurationMS: dur.Milliseconds(), ResponseSnippet: res.Snippet}
+	st := DeliveryState{Status: DeliverySucceeded, NextAttemptAt: now, LastAttemptAt: started}
+	if res.StatusCode != 0 {
+		at.StatusCode = Ptr(res.StatusCode)
+		st.LastStatusCode = at.StatusCode
+	}
+	if !ok {
+		msg := fmt.Sprintf("the receiver answered %d", res.StatusCode)
+		if res.Err != nil {
+			msg = res.Err.Error()
+		}
+		at.Error, st.LastError = msg, &msg
+		st.Status = DeliveryPending
+		st.NextAttemptAt = now.Add(o.Backoff(at.Attempt))
+		if st.NextAttemptAt.After(c.ExpiresAt) {
+			st.NextAttemptAt = c.ExpiresAt
+		}
+		if !now.Before(c.ExpiresAt) {
+			st.Status = DeliveryFailed
+		}
+	}
+	return a.store.InTx(ctx, func(ctx context.Context) error {
+		err := a.store.FinishAttempt(ctx, token, at, st)
+		if errors.Is(err, ErrNotFound) {
+			return nil // the claim ran out and another worker took it, or the webhook was deleted
+		}
+		if err != nil || c.EventType == EventPing {
+			return err
+		}
+		w, err := a.store.GetWebhook(ctx, c.OrganizationID, c.WebhookID)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		before := *w
+		if ok {
+			w.LastSuccessAt, w.FailingSince = &now, nil
+			return a.store.SetWebhookHealth(ctx, w)
+		}
+		w.LastFailureAt = &now
+		if w.FailingSince == nil {
+			w.FailingSince = &started
+		}
+		if !w.Active || now.Sub(*w.FailingSince) < WebhookFailingLimit {
+			return a.store.SetWebhookHealth(ctx, w)
+		}
+		w.Active, w.PausedReason, w.PausedAt, w.UpdatedAt = false, Ptr(PausedFailing), &now, now
+		if err := a.store.SetWebhookHealth(ctx, w); err != nil {
+			return err
+		}
+		return a.record(SystemContext(ctx, c.OrganizationID), Mutation{Action: "paused", ResourceType: "webhook", ResourceID: w.ID,
+			Before: &before, After: w, Events: []Event{{Type: EventWebhookPaused, Data: map[string]any{
+				"webhookId": w.ID, "url": w.URL, "reason": PausedFailing, "failingSince": w.FailingSince, "pausedAt": now,
+				"lastError": strings.TrimSpace(at.Error),
+			}}}})
+	})
+}
