@@ -41,7 +41,7 @@ func setWebhookDefaults(v *viper.Viper) {
 	v.SetDefault("webhooks.retry_base", "10s")
 	v.SetDefault("webhooks.retry_cap", "1h")
 	v.SetDefault("webhooks.retry_window", "24h")
-	v.SetDefault("webhooks.poll_interval", "100ms")
+	v.SetDefault("webhooks.poll_interval", "25ms")
 	v.SetDefault("webhooks.delivery_retention", "720h")
 	v.SetDefault("webhooks.allow_networks", []string{})
 	v.SetDefault("webhooks.deny_networks", []string{})

@@ -130,7 +130,7 @@ type WebhookSender interface {
 // DeliveryOptions tune the delivery workers. Zero values take the defaults.
 type DeliveryOptions struct {
 	Workers      int           // concurrent requests (4)
-	PollInterval time.Duration // how often the outbox and the retry queue are checked (100 ms)
+	PollInterval time.Duration // how often the outbox and the retry queue are checked (25 ms)
 	Timeout      time.Duration // per request (10 s)
 	RetryBase    time.Duration // first retry delay before jitter (10 s)
 	RetryCap     time.Duration // longest delay between retries (1 h)
@@ -145,7 +145,7 @@ func (o DeliveryOptions) withDefaults() DeliveryOptions {
 		o.Workers = 4
 	}
 	if o.PollInterval <= 0 {
-		o.PollInterval = 100 * time.Millisecond
+		o.PollInterval = 25 * time.Millisecond
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
@@ -168,10 +168,10 @@ func (o DeliveryOptions) withDefaults() DeliveryOptions {
 	return o
 }
 
-// lease is how long a claim protects a delivery: one request plus margin.
-// A worker that dies mid-request leaves the delivery to be claimed again
-// when its lease runs out.
-func (o DeliveryOptions) lease() time.Duration { return o.Timeout + 5*time.Second }
+// lease is how long a claim protects a delivery: a wait in the queue (at
+// most two requests' time), the request itself, and margin. A process that
+// dies with claims leaves them to be claimed again when the lease runs out.
+func (o DeliveryOptions) lease() time.Duration { return 3*o.Timeout + 5*time.Second }
 
 // Backoff is the delay after the n-th failed attempt (n from 1):
 // RetryBase doubling per attempt up to RetryCap, scaled by 0.5 + jitter.
@@ -352,11 +352,12 @@ func (a *App) PurgeDeliveries(ctx context.Context, retention time.Duration) (int
 	return a.store.PurgeDeliveries(ctx, a.Now().Add(-retention))
 }
 
-// Deliverer is the worker pool that sends deliveries: a poller fans the
-// outbox out and claims due deliveries in short transactions; up to Workers
-// requests run at once, outside any transaction; each outcome is written in
-// its own transaction. A delivery is marked done only after its receiver
-// answered, so a crash at any point causes a resend, never a loss.
+// Deliverer is the worker pool that sends deliveries. A poller fans the
+// outbox out and claims due deliveries in short transactions into a queue;
+// Workers goroutines send them, outside any transaction; one recorder
+// writes the outcomes, many per transaction (group commit). A delivery is
+// marked done only after its receiver answered and the outcome committed,
+// so a crash at any point causes a resend, never a loss.
 type Deliverer struct {
 	a    *App
 	send WebhookSender
@@ -374,13 +375,73 @@ func (a *App) NewDeliverer(send WebhookSender, o DeliveryOptions) *Deliverer {
 // Options returns the effective options.
 func (d *Deliverer) Options() DeliveryOptions { return d.o }
 
-// Start runs the poller until ctx ends. Requests in flight then finish
-// (each bounded by Timeout) and record their outcome; Wait waits for them.
+func (d *Deliverer) poke() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// outcome is a finished request waiting to be recorded.
+type outcome struct {
+	c       ClaimedDelivery
+	token   string
+	started time.Time
+	dur     time.Duration
+	res     OutboundResponse
+}
+
+// maxRecordBatch bounds the outcomes written in one transaction.
+const maxRecordBatch = 128
+
+// Start runs the pool until ctx ends. Then the poller stops claiming, the
+// workers send what is already claimed (each request bounded by Timeout),
+// and every outcome is recorded; Wait waits for all of it.
 func (d *Deliverer) Start(ctx context.Context) {
-	slots := make(chan struct{}, d.o.Workers)
-	d.wg.Add(1)
-	go func() {
+	queue := make(chan claimed, 2*d.o.Workers)
+	results := make(chan outcome, 2*d.o.Workers)
+	var workers sync.WaitGroup
+	for i := 0; i < d.o.Workers; i++ {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for c := range queue {
+				d.poke()
+				results <- d.attempt(ctx, c.ClaimedDelivery, c.token)
+			}
+		}()
+	}
+	d.wg.Add(2)
+	go func() { // recorder
 		defer d.wg.Done()
+		base := context.WithoutCancel(ctx)
+		for first := range results {
+			batch := []outcome{first}
+		more:
+			for len(batch) < maxRecordBatch {
+				select {
+				case r, ok := <-results:
+					if !ok {
+						break more
+					}
+					batch = append(batch, r)
+				default:
+					break more
+				}
+			}
+			if err := d.a.recordOutcomes(base, batch, d.o); err != nil {
+				d.log.Error("webhook attempts not recorded; they will be retried", slog.Int("count", len(batch)), slog.Any("error", err))
+			}
+			d.poke()
+		}
+	}()
+	go func() { // poller
+		defer d.wg.Done()
+		defer func() {
+			close(queue)
+			workers.Wait()
+			close(results)
+		}()
 		t := time.NewTicker(d.o.PollInterval)
 		defer t.Stop()
 		var seen int64 = -1
@@ -394,37 +455,16 @@ func (d *Deliverer) Start(ctx context.Context) {
 			if err := d.dispatchIfNew(ctx, &seen); err != nil && ctx.Err() == nil {
 				d.log.Error("webhook dispatch failed", slog.Any("error", err))
 			}
-			free := 0
-		acquire:
-			for free < d.o.Workers {
-				select {
-				case slots <- struct{}{}:
-					free++
-				default:
-					break acquire
-				}
-			}
-			if free == 0 {
+			room := cap(queue) - len(queue)
+			if room < d.o.Workers && len(queue) > 0 {
 				continue
 			}
-			batch, err := d.claim(ctx, free)
+			batch, err := d.claim(ctx, room)
 			if err != nil && ctx.Err() == nil {
 				d.log.Error("webhook claim failed", slog.Any("error", err))
 			}
-			for i := len(batch); i < free; i++ {
-				<-slots
-			}
 			for _, c := range batch {
-				d.wg.Add(1)
-				go func(c ClaimedDelivery, token string) {
-					defer d.wg.Done()
-					defer func() { <-slots }()
-					d.deliver(ctx, c, token)
-					select {
-					case d.wake <- struct{}{}:
-					default:
-					}
-				}(c.ClaimedDelivery, c.token)
+				queue <- c
 			}
 		}
 	}()
@@ -508,20 +548,18 @@ func (d *Deliverer) RunOnce(ctx context.Context) (int, error) {
 	}
 }
 
-// deliver makes one attempt and records it. The request does not inherit
-// cancellation from ctx, so shutdown lets it finish and be recorded.
-func (d *Deliverer) deliver(ctx context.Context, c ClaimedDelivery, token string) {
-	base := context.WithoutCancel(ctx)
-	started := d.a.Now()
+// attempt makes one request. It does not inherit cancellation from ctx,
+// so shutdown lets it finish and be recorded.
+func (d *Deliverer) attempt(ctx context.Context, c ClaimedDelivery, token string) outcome {
+	out := outcome{c: c, token: token, started: d.a.Now()}
 	t0 := time.Now()
-	var res OutboundResponse
 	secret, err := d.a.openSecret(c.WebhookID, c.SealedSecret)
 	if err != nil {
-		res.Err = errors.New("the signing secret could not be decrypted with this data directory's key")
+		out.res.Err = errors.New("the signing secret could not be decrypted with this data directory's key")
 		d.log.Error("webhook secret unavailable", slog.String("webhook_id", c.WebhookID), slog.Any("error", err))
 	} else {
-		rctx, cancel := context.WithTimeout(base, d.o.Timeout)
-		res = d.send.Send(rctx, OutboundRequest{URL: c.URL, Body: c.Body, Header: map[string]string{
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.o.Timeout)
+		out.res = d.send.Send(rctx, OutboundRequest{URL: c.URL, Body: c.Body, Header: map[string]string{
 			"Content-Type":        "application/json",
 			"User-Agent":          "compliance-webhooks/1",
 			"X-Service-Signature": SignWebhook(secret, c.Body),
@@ -530,9 +568,28 @@ func (d *Deliverer) deliver(ctx context.Context, c ClaimedDelivery, token string
 		}})
 		cancel()
 	}
-	if err := d.a.finishAttempt(base, c, token, started, time.Since(t0), res, d.o); err != nil {
+	out.dur = time.Since(t0)
+	return out
+}
+
+// deliver makes one attempt and records it at once (RunOnce).
+func (d *Deliverer) deliver(ctx context.Context, c ClaimedDelivery, token string) {
+	if err := d.a.recordOutcomes(context.WithoutCancel(ctx), []outcome{d.attempt(ctx, c, token)}, d.o); err != nil {
 		d.log.Error("webhook attempt not recorded", slog.String("delivery_id", c.ID), slog.Any("error", err))
 	}
+}
+
+// recordOutcomes writes attempts in one transaction; an outcome that fails
+// to record is rolled back alone (its claim runs out and it is resent).
+func (a *App) recordOutcomes(ctx context.Context, batch []outcome, o DeliveryOptions) error {
+	return a.store.InTx(ctx, func(ctx context.Context) error {
+		for _, r := range batch {
+			if err := a.finishAttempt(ctx, r.c, r.token, r.started, r.dur, r.res, o); err != nil {
+				a.log.Error("webhook attempt not recorded", slog.String("delivery_id", r.c.ID), slog.Any("error", err))
+			}
+		}
+		return nil
+	})
 }
 
 // finishAttempt records an attempt, schedules the retry or dead-letters the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -302,20 +303,18 @@ func (db *DB) loadAttempts(ctx context.Context, orgID string, ds []*app.Delivery
 	return rows.Err()
 }
 
-// claimable is the condition of a delivery a worker may take: due and
-// pending, or claimed by a worker whose lease ran out. Deliveries of a
-// paused subscription wait, except pings and redeliveries (asked for
+// deliverableHook is the condition on a delivery's subscription: paused
+// subscriptions' deliveries wait, except pings and redeliveries (asked for
 // explicitly).
-const claimable = `((d.status = 'pending' AND d.next_attempt_at <= ?) OR (d.status = 'delivering' AND d.claimed_until <= ?))
-	AND (w.active = 1 OR d.event_type = 'ping' OR d.redelivery_of IS NOT NULL)`
+const deliverableHook = `(w.active = 1 OR d.event_type = 'ping' OR d.redelivery_of IS NOT NULL)`
 
 // NextDeliveryDue is the earliest time a delivery becomes claimable.
 func (db *DB) NextDeliveryDue(ctx context.Context) (*time.Time, error) {
 	var pending, stale sql.NullString
 	q := db.rd(ctx)
-	err := q.QueryRowContext(ctx, `SELECT min(d.next_attempt_at) FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-		WHERE d.status = 'pending' AND (w.active = 1 OR d.event_type = 'ping' OR d.redelivery_of IS NOT NULL)`).Scan(&pending)
-	if err != nil {
+	err := q.QueryRowContext(ctx, `SELECT d.next_attempt_at FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+		WHERE d.status = 'pending' AND `+deliverableHook+` ORDER BY d.next_attempt_at LIMIT 1`).Scan(&pending)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
 	}
 	if err := q.QueryRowContext(ctx, `SELECT min(claimed_until) FROM webhook_deliveries WHERE status = 'delivering'`).Scan(&stale); err != nil {
@@ -330,20 +329,40 @@ func (db *DB) NextDeliveryDue(ctx context.Context) (*time.Time, error) {
 	return out, nil
 }
 
-// ClaimDeliveries marks up to limit claimable deliveries as delivering
-// under token until the lease ends, and returns them.
+// ClaimDeliveries marks up to limit claimable deliveries (claims whose
+// lease ran out first, then due ones in due order) as delivering under
+// token until the lease ends, and returns them. Both lookups walk an index
+// and stop at the limit, so a long backlog costs nothing per claim.
 func (db *DB) ClaimDeliveries(ctx context.Context, now, until time.Time, token string, limit int) ([]app.ClaimedDelivery, error) {
 	q := db.wr(ctx)
-	_, err := q.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'delivering', claim_token = ?, claimed_until = ?
-		WHERE id IN (SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-			WHERE `+claimable+` ORDER BY d.next_attempt_at, d.id LIMIT ?)`,
-		token, ts(until), ts(now), ts(now), limit)
+	ids, err := queryIDs(ctx, q, `SELECT id FROM webhook_deliveries WHERE status = 'delivering' AND claimed_until <= ?
+		ORDER BY claimed_until LIMIT ?`, ts(now), limit)
 	if err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	if len(ids) < limit {
+		due, err := queryIDs(ctx, q, `SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+			WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND `+deliverableHook+`
+			ORDER BY d.next_attempt_at LIMIT ?`, ts(now), limit-len(ids))
+		if err != nil {
+			return nil, fmt.Errorf("claim: %w", err)
+		}
+		ids = append(ids, due...)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := []any{token, ts(until)}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	if _, err := q.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'delivering', claim_token = ?, claimed_until = ?
+		WHERE id IN (`+placeholders(len(ids))+`)`, args...); err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
 	rows, err := q.QueryContext(ctx, `SELECT d.id, d.organization_id, d.webhook_id, d.event_id, d.event_type, d.body, d.attempts,
 		d.expires_at, w.url, w.secret_ciphertext FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-		WHERE d.claim_token = ? AND d.status = 'delivering' ORDER BY d.next_attempt_at, d.id`, token)
+		WHERE d.id IN (`+placeholders(len(ids))+`) ORDER BY d.next_attempt_at, d.id`, args[2:]...)
 	if err != nil {
 		return nil, err
 	}
@@ -360,6 +379,23 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now, until time.Time, token s
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+func queryIDs(ctx context.Context, q querier, query string, args ...any) ([]string, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // FinishAttempt records an attempt and the delivery's new state, provided
