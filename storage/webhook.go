@@ -329,25 +329,23 @@ func (db *DB) NextDeliveryDue(ctx context.Context) (*time.Time, error) {
 	return out, nil
 }
 
-// ClaimDeliveries marks up to limit claimable deliveries (claims whose
-// lease ran out first, then due ones in due order) as delivering under
-// token until the lease ends, and returns them. Both lookups walk an index
-// and stop at the limit, so a long backlog costs nothing per claim.
+// ClaimDeliveries marks up to limit due deliveries, in due order, as
+// delivering under token until the lease ends, and returns them. The
+// lookups walk an index and stop at the limit, so a long backlog costs
+// nothing per claim.
 func (db *DB) ClaimDeliveries(ctx context.Context, now, until time.Time, token string, limit int) ([]app.ClaimedDelivery, error) {
 	q := db.wr(ctx)
-	ids, err := queryIDs(ctx, q, `SELECT id FROM webhook_deliveries WHERE status = 'delivering' AND claimed_until <= ?
-		ORDER BY claimed_until LIMIT ?`, ts(now), limit)
+	// Claims whose lease ran out go back to pending (already due), so the
+	// rules for pending deliveries, such as pausing, apply to them too.
+	if _, err := q.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', claim_token = NULL, claimed_until = NULL
+		WHERE status = 'delivering' AND claimed_until <= ?`, ts(now)); err != nil {
+		return nil, fmt.Errorf("release expired claims: %w", err)
+	}
+	ids, err := queryIDs(ctx, q, `SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+		WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND `+deliverableHook+`
+		ORDER BY d.next_attempt_at LIMIT ?`, ts(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
-	}
-	if len(ids) < limit {
-		due, err := queryIDs(ctx, q, `SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-			WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND `+deliverableHook+`
-			ORDER BY d.next_attempt_at LIMIT ?`, ts(now), limit-len(ids))
-		if err != nil {
-			return nil, fmt.Errorf("claim: %w", err)
-		}
-		ids = append(ids, due...)
 	}
 	if len(ids) == 0 {
 		return nil, nil

@@ -667,3 +667,36 @@ func TestSchedulerJobsAPI(t *testing.T) {
 		t.Fatalf("job: %v", j)
 	}
 }
+
+// TestDeliveryDrainsOnShutdown stops the pool while a request is in flight:
+// the request completes and its outcome is recorded before Wait returns.
+func TestDeliveryDrainsOnShutdown(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	org := e.org("Acme", "professional")
+	owner := e.key(org, app.RoleOwner)
+	inFlight := make(chan struct{}, 1)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inFlight <- struct{}{}
+		time.Sleep(300 * time.Millisecond)
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	t.Cleanup(slow.Close)
+	hook, _ := e.createWebhook(owner, slow.URL, "vendor.created")
+	e.do("POST", "/v1/vendors", owner, map[string]any{"name": "Globex"})
+	d := e.app.NewDeliverer(NewWebhookClient(e.app.NetworkPolicy()), app.DeliveryOptions{PollInterval: 5 * time.Millisecond})
+	ctx, stop := context.WithCancel(context.Background())
+	d.Start(ctx)
+	select {
+	case <-inFlight:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no request sent")
+	}
+	stop()
+	d.Wait()
+	rec := e.do("GET", "/v1/webhooks/"+hook+"/deliveries", owner, nil)
+	dl := obj(t, rec)["data"].([]any)[0].(map[string]any)
+	if dl["status"] != "succeeded" || dl["lastStatusCode"] != float64(202) {
+		t.Fatalf("in-flight delivery after shutdown: %v", dl)
+	}
+}
