@@ -581,25 +581,40 @@ func (d *Deliverer) deliver(ctx context.Context, c ClaimedDelivery, token string
 
 // recordOutcomes writes attempts in one transaction; an outcome that fails
 // to record is rolled back alone (its claim runs out and it is resent).
+// Each endpoint's health is written once per batch.
 func (a *App) recordOutcomes(ctx context.Context, batch []outcome, o DeliveryOptions) error {
 	return a.store.InTx(ctx, func(ctx context.Context) error {
+		hb := &healthBatch{hooks: map[string]*Webhook{}, dirty: map[string]bool{}}
 		for _, r := range batch {
-			if err := a.finishAttempt(ctx, r.c, r.token, r.started, r.dur, r.res, o); err != nil {
+			err := a.store.InTx(ctx, func(ctx context.Context) error { return a.finishAttempt(ctx, r, o, hb) })
+			if err != nil {
 				a.log.Error("webhook attempt not recorded", slog.String("delivery_id", r.c.ID), slog.Any("error", err))
+			}
+		}
+		for id := range hb.dirty {
+			if err := a.store.SetWebhookHealth(ctx, hb.hooks[id]); err != nil && !errors.Is(err, ErrNotFound) {
+				return err
 			}
 		}
 		return nil
 	})
 }
 
+// healthBatch holds the endpoints a batch of outcomes touches.
+type healthBatch struct {
+	hooks map[string]*Webhook
+	dirty map[string]bool
+}
+
 // finishAttempt records an attempt, schedules the retry or dead-letters the
 // delivery, and keeps the endpoint's failure streak, pausing an endpoint
 // that has failed for WebhookFailingLimit.
-func (a *App) finishAttempt(ctx context.Context, c ClaimedDelivery, token string, started time.Time, dur time.Duration, res OutboundResponse, o DeliveryOptions) error {
+func (a *App) finishAttempt(ctx context.Context, r outcome, o DeliveryOptions, hb *healthBatch) error {
+	c, res, started := r.c, r.res, r.started
 	now := a.Now()
 	ok := res.Err == nil && res.StatusCode >= 200 && res.StatusCode < 300
 	at := DeliveryAttempt{DeliveryID: c.ID, OrganizationID: c.OrganizationID, Attempt: c.AttemptCount + 1, StartedAt: started,
-		DurationMS: dur.Milliseconds(), ResponseSnippet: res.Snippet}
+		DurationMS: r.dur.Milliseconds(), ResponseSnippet: res.Snippet}
 	st := DeliveryState{Status: DeliverySucceeded, NextAttemptAt: now, LastAttemptAt: started}
 	if res.StatusCode != 0 {
 		at.StatusCode = Ptr(res.StatusCode)
@@ -620,41 +635,44 @@ func (a *App) finishAttempt(ctx context.Context, c ClaimedDelivery, token string
 			st.Status = DeliveryFailed
 		}
 	}
-	return a.store.InTx(ctx, func(ctx context.Context) error {
-		err := a.store.FinishAttempt(ctx, token, at, st)
-		if errors.Is(err, ErrNotFound) {
-			return nil // the claim ran out and another worker took it, or the webhook was deleted
-		}
-		if err != nil || c.EventType == EventPing {
-			return err
-		}
-		w, err := a.store.GetWebhook(ctx, c.OrganizationID, c.WebhookID)
-		if errors.Is(err, ErrNotFound) {
+	err := a.store.FinishAttempt(ctx, r.token, at, st)
+	if errors.Is(err, ErrNotFound) {
+		return nil // the claim ran out and another worker took it, or the webhook was deleted
+	}
+	if err != nil || c.EventType == EventPing {
+		return err
+	}
+	w := hb.hooks[c.WebhookID]
+	if w == nil {
+		if w, err = a.store.GetWebhook(ctx, c.OrganizationID, c.WebhookID); errors.Is(err, ErrNotFound) {
 			return nil
-		}
-		if err != nil {
+		} else if err != nil {
 			return err
 		}
-		before := *w
-		if ok {
-			w.LastSuccessAt, w.FailingSince = &now, nil
-			return a.store.SetWebhookHealth(ctx, w)
-		}
-		w.LastFailureAt = &now
-		if w.FailingSince == nil {
-			w.FailingSince = &started
-		}
-		if !w.Active || now.Sub(*w.FailingSince) < WebhookFailingLimit {
-			return a.store.SetWebhookHealth(ctx, w)
-		}
-		w.Active, w.PausedReason, w.PausedAt, w.UpdatedAt = false, Ptr(PausedFailing), &now, now
-		if err := a.store.SetWebhookHealth(ctx, w); err != nil {
-			return err
-		}
-		return a.record(SystemContext(ctx, c.OrganizationID), Mutation{Action: "paused", ResourceType: "webhook", ResourceID: w.ID,
-			Before: &before, After: w, Events: []Event{{Type: EventWebhookPaused, Data: map[string]any{
-				"webhookId": w.ID, "url": w.URL, "reason": PausedFailing, "failingSince": w.FailingSince, "pausedAt": now,
-				"lastError": strings.TrimSpace(at.Error),
-			}}}})
-	})
+		hb.hooks[c.WebhookID] = w
+	}
+	if ok {
+		w.LastSuccessAt, w.FailingSince = &now, nil
+		hb.dirty[w.ID] = true
+		return nil
+	}
+	w.LastFailureAt = &now
+	if w.FailingSince == nil {
+		w.FailingSince = &started
+	}
+	hb.dirty[w.ID] = true
+	if !w.Active || now.Sub(*w.FailingSince) < WebhookFailingLimit {
+		return nil
+	}
+	before := *w
+	before.Active, before.PausedReason, before.PausedAt = true, nil, nil
+	w.Active, w.PausedReason, w.PausedAt, w.UpdatedAt = false, Ptr(PausedFailing), &now, now
+	if err := a.store.SetWebhookHealth(ctx, w); err != nil {
+		return err
+	}
+	return a.record(SystemContext(ctx, c.OrganizationID), Mutation{Action: "paused", ResourceType: "webhook", ResourceID: w.ID,
+		Before: &before, After: w, Events: []Event{{Type: EventWebhookPaused, Data: map[string]any{
+			"webhookId": w.ID, "url": w.URL, "reason": PausedFailing, "failingSince": w.FailingSince, "pausedAt": now,
+			"lastError": strings.TrimSpace(at.Error),
+		}}}})
 }
