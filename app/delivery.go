@@ -219,7 +219,10 @@ func (a *App) DispatchEvents(ctx context.Context, o DeliveryOptions) (int, error
 				}
 				body, err := json.Marshal(Envelope{ID: e.ID, Event: e.Type, Timestamp: e.OccurredAt, Data: json.RawMessage(e.Payload)})
 				if err != nil {
-					return fmt.Errorf("encode event %s: %w", e.ID, err)
+					// A payload that is not JSON cannot be sent; it must not
+					// hold up every event behind it.
+					a.log.Error("event payload is not JSON; not delivered", slog.String("event_id", e.ID), slog.Any("error", err))
+					break
 				}
 				ds = append(ds, newDelivery(h.OrganizationID, h.ID, e.ID, e.Type, body, now, o))
 			}
@@ -291,7 +294,7 @@ func (a *App) Redeliver(ctx context.Context, webhookID, deliveryID string) (*Del
 		if err != nil {
 			return err
 		}
-		out = newDelivery(p.OrgID, webhookID, orig.EventID, orig.Event, orig.Payload, a.Now(), DeliveryOptions{}.withDefaults())
+		out = newDelivery(p.OrgID, webhookID, orig.EventID, orig.Event, orig.Payload, a.Now(), a.deliveryOptions())
 		out.RedeliveryOf = &orig.ID
 		out.Attempts = []DeliveryAttempt{}
 		if err := a.store.InsertDeliveries(ctx, []Delivery{out}); err != nil {
@@ -330,7 +333,7 @@ func (a *App) PingWebhook(ctx context.Context, webhookID string) (*Delivery, err
 		if err != nil {
 			return err
 		}
-		out = newDelivery(p.OrgID, w.ID, eventID, EventPing, body, now, DeliveryOptions{}.withDefaults())
+		out = newDelivery(p.OrgID, w.ID, eventID, EventPing, body, now, a.deliveryOptions())
 		out.Attempts = []DeliveryAttempt{}
 		if err := a.store.InsertDeliveries(ctx, []Delivery{out}); err != nil {
 			return err
@@ -347,7 +350,7 @@ func (a *App) PingWebhook(ctx context.Context, webhookID string) (*Delivery, err
 // PurgeDeliveries removes finished deliveries older than the retention.
 func (a *App) PurgeDeliveries(ctx context.Context, retention time.Duration) (int64, error) {
 	if retention <= 0 {
-		retention = DeliveryOptions{}.withDefaults().Retention
+		retention = a.deliveryOptions().Retention
 	}
 	return a.store.PurgeDeliveries(ctx, a.Now().Add(-retention))
 }
@@ -369,7 +372,22 @@ type Deliverer struct {
 
 // NewDeliverer builds the worker pool over a sender.
 func (a *App) NewDeliverer(send WebhookSender, o DeliveryOptions) *Deliverer {
-	return &Deliverer{a: a, send: send, o: o.withDefaults(), log: a.log, wake: make(chan struct{}, 1)}
+	o = o.withDefaults()
+	a.events.mu.Lock()
+	a.events.delivery = &o
+	a.events.mu.Unlock()
+	return &Deliverer{a: a, send: send, o: o, log: a.log, wake: make(chan struct{}, 1)}
+}
+
+// deliveryOptions are the options of the process's worker pool (for the
+// retry window of redeliveries and pings), or the defaults.
+func (a *App) deliveryOptions() DeliveryOptions {
+	a.events.mu.Lock()
+	defer a.events.mu.Unlock()
+	if a.events.delivery != nil {
+		return *a.events.delivery
+	}
+	return DeliveryOptions{}.withDefaults()
 }
 
 // Options returns the effective options.
@@ -534,7 +552,7 @@ func (d *Deliverer) RunOnce(ctx context.Context) (int, error) {
 	}
 	sent := 0
 	for {
-		cs, err := d.claim(ctx, 100)
+		cs, err := d.claim(ctx, d.o.Workers) // a small claim: sent one by one, within the lease
 		if err != nil {
 			return sent, err
 		}

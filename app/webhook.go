@@ -118,10 +118,11 @@ type StoredEvent struct {
 // eventState holds the webhook and scheduler machinery's process state; its
 // zero value is ready (a random secret key, the default network policy).
 type eventState struct {
-	mu     sync.Mutex
-	aead   cipher.AEAD
-	policy *NetworkPolicy
-	sched  *Runner
+	mu       sync.Mutex
+	aead     cipher.AEAD
+	policy   *NetworkPolicy
+	sched    *Runner
+	delivery *DeliveryOptions
 }
 
 func (a *App) ev() *eventState { return &a.events }
