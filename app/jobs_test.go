@@ -26,7 +26,7 @@ func (c *clock) Set(t time.Time) {
 	c.mu.Unlock()
 }
 
-func newApp(t *testing.T) (*app.App, *storage.DB, *clock) {
+func newApp(t testing.TB) (*app.App, *storage.DB, *clock) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := storage.Open(ctx, filepath.Join(t.TempDir(), "test.db"))
