@@ -688,6 +688,8 @@ func (a *App) finishAttempt(ctx context.Context, r outcome, o DeliveryOptions, h
 	if err := a.store.SetWebhookHealth(ctx, w); err != nil {
 		return err
 	}
+	a.log.Warn("webhook paused after failing for 24 h", slog.String("org_id", c.OrganizationID), slog.String("webhook_id", w.ID),
+		slog.Time("failing_since", *w.FailingSince))
 	return a.record(SystemContext(ctx, c.OrganizationID), Mutation{Action: "paused", ResourceType: "webhook", ResourceID: w.ID,
 		Before: &before, After: w, Events: []Event{{Type: EventWebhookPaused, Data: map[string]any{
 			"webhookId": w.ID, "url": w.URL, "reason": PausedFailing, "failingSince": w.FailingSince, "pausedAt": now,
