@@ -18,13 +18,14 @@ import (
 // Delivery statuses.
 const (
 	DeliveryPending    = "pending"    // waiting for its first attempt or a retry
+	DeliveryHeld       = "held"       // waiting for its paused subscription to resume
 	DeliveryDelivering = "delivering" // claimed by a worker, request in flight
 	DeliverySucceeded  = "succeeded"  // the receiver answered 2xx
 	DeliveryFailed     = "failed"     // retries exhausted (dead-lettered)
 )
 
 // DeliveryStatuses lists every delivery status.
-var DeliveryStatuses = []string{DeliveryPending, DeliveryDelivering, DeliverySucceeded, DeliveryFailed}
+var DeliveryStatuses = []string{DeliveryPending, DeliveryHeld, DeliveryDelivering, DeliverySucceeded, DeliveryFailed}
 
 // Delivery is one event bound for one subscription, with its attempts.
 type Delivery struct {
@@ -85,6 +86,7 @@ type ClaimedDelivery struct {
 	Body           []byte
 	AttemptCount   int
 	ExpiresAt      time.Time
+	Redelivery     bool
 	URL            string
 	SealedSecret   []byte
 }
@@ -653,21 +655,27 @@ func (a *App) finishAttempt(ctx context.Context, r outcome, o DeliveryOptions, h
 			st.Status = DeliveryFailed
 		}
 	}
+	var w *Webhook
+	if c.EventType != EventPing {
+		if w = hb.hooks[c.WebhookID]; w == nil {
+			var err error
+			if w, err = a.store.GetWebhook(ctx, c.OrganizationID, c.WebhookID); errors.Is(err, ErrNotFound) {
+				return nil // deleted meanwhile, with its deliveries
+			} else if err != nil {
+				return err
+			}
+			hb.hooks[c.WebhookID] = w
+		}
+		if st.Status == DeliveryPending && !w.Active && !c.Redelivery {
+			st.Status = DeliveryHeld // paused while the request was in flight
+		}
+	}
 	err := a.store.FinishAttempt(ctx, r.token, at, st)
 	if errors.Is(err, ErrNotFound) {
 		return nil // the claim ran out and another worker took it, or the webhook was deleted
 	}
-	if err != nil || c.EventType == EventPing {
+	if err != nil || w == nil {
 		return err
-	}
-	w := hb.hooks[c.WebhookID]
-	if w == nil {
-		if w, err = a.store.GetWebhook(ctx, c.OrganizationID, c.WebhookID); errors.Is(err, ErrNotFound) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		hb.hooks[c.WebhookID] = w
 	}
 	if ok {
 		w.LastSuccessAt, w.FailingSince = &now, nil
@@ -686,6 +694,9 @@ func (a *App) finishAttempt(ctx context.Context, r outcome, o DeliveryOptions, h
 	before.Active, before.PausedReason, before.PausedAt = true, nil, nil
 	w.Active, w.PausedReason, w.PausedAt, w.UpdatedAt = false, Ptr(PausedFailing), &now, now
 	if err := a.store.SetWebhookHealth(ctx, w); err != nil {
+		return err
+	}
+	if err := a.store.SetDeliveriesHeld(ctx, w.OrganizationID, w.ID, true); err != nil {
 		return err
 	}
 	a.log.Warn("webhook paused after failing for 24 h", slog.String("org_id", c.OrganizationID), slog.String("webhook_id", w.ID),

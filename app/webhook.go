@@ -102,6 +102,9 @@ type WebhookStore interface {
 	FinishAttempt(ctx context.Context, token string, at DeliveryAttempt, next DeliveryState) error
 	// SetWebhookHealth stores the health fields and pause state.
 	SetWebhookHealth(ctx context.Context, w *Webhook) error
+	// SetDeliveriesHeld holds a paused subscription's pending deliveries,
+	// or releases them when it resumes.
+	SetDeliveriesHeld(ctx context.Context, orgID, webhookID string, held bool) error
 	PurgeDeliveries(ctx context.Context, before time.Time) (int64, error)
 }
 
@@ -419,6 +422,11 @@ func (a *App) mutateWebhook(ctx context.Context, id, action string, fn func(w *W
 		}
 		if err := a.store.UpdateWebhook(ctx, &w); err != nil {
 			return err
+		}
+		if w.Active != before.Active {
+			if err := a.store.SetDeliveriesHeld(ctx, p.OrgID, id, !w.Active); err != nil {
+				return err
+			}
 		}
 		out = &w
 		return a.record(ctx, Mutation{Action: action, ResourceType: "webhook", ResourceID: id, Before: before, After: &w,

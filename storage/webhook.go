@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -200,7 +199,7 @@ func scanDelivery(row interface{ Scan(...any) error }) (*app.Delivery, error) {
 		return nil, mapErr(err)
 	}
 	d.Payload = json.RawMessage(body)
-	if d.Status == app.DeliveryPending {
+	if d.Status == app.DeliveryPending || d.Status == app.DeliveryHeld {
 		t := parseTS(next)
 		d.NextAttemptAt = &t
 	}
@@ -303,18 +302,25 @@ func (db *DB) loadAttempts(ctx context.Context, orgID string, ds []*app.Delivery
 	return rows.Err()
 }
 
-// deliverableHook is the condition on a delivery's subscription: paused
-// subscriptions' deliveries wait, except pings and redeliveries (asked for
-// explicitly).
-const deliverableHook = `(w.active = 1 OR d.event_type = 'ping' OR d.redelivery_of IS NOT NULL)`
+// SetDeliveriesHeld holds a subscription's pending deliveries while it is
+// paused (held true), or makes its held deliveries pending again. Pings and
+// redeliveries, asked for explicitly, are never held.
+func (db *DB) SetDeliveriesHeld(ctx context.Context, orgID, webhookID string, held bool) error {
+	from, to := "pending", "held"
+	if !held {
+		from, to = "held", "pending"
+	}
+	_, err := db.wr(ctx).ExecContext(ctx, `UPDATE webhook_deliveries SET status = ?
+		WHERE organization_id = ? AND webhook_id = ? AND status = ? AND event_type != 'ping' AND redelivery_of IS NULL`,
+		to, orgID, webhookID, from)
+	return err
+}
 
 // NextDeliveryDue is the earliest time a delivery becomes claimable.
 func (db *DB) NextDeliveryDue(ctx context.Context) (*time.Time, error) {
 	var pending, stale sql.NullString
 	q := db.rd(ctx)
-	err := q.QueryRowContext(ctx, `SELECT d.next_attempt_at FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-		WHERE d.status = 'pending' AND `+deliverableHook+` ORDER BY d.next_attempt_at LIMIT 1`).Scan(&pending)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := q.QueryRowContext(ctx, `SELECT min(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'`).Scan(&pending); err != nil {
 		return nil, err
 	}
 	if err := q.QueryRowContext(ctx, `SELECT min(claimed_until) FROM webhook_deliveries WHERE status = 'delivering'`).Scan(&stale); err != nil {
@@ -335,15 +341,16 @@ func (db *DB) NextDeliveryDue(ctx context.Context) (*time.Time, error) {
 // nothing per claim.
 func (db *DB) ClaimDeliveries(ctx context.Context, now, until time.Time, token string, limit int) ([]app.ClaimedDelivery, error) {
 	q := db.wr(ctx)
-	// Claims whose lease ran out go back to pending (already due), so the
-	// rules for pending deliveries, such as pausing, apply to them too.
-	if _, err := q.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', claim_token = NULL, claimed_until = NULL
+	// Claims whose lease ran out go back to pending (already due), or to
+	// held when their subscription was paused meanwhile.
+	if _, err := q.ExecContext(ctx, `UPDATE webhook_deliveries SET claim_token = NULL, claimed_until = NULL,
+		status = CASE WHEN event_type = 'ping' OR redelivery_of IS NOT NULL
+			OR (SELECT active FROM webhooks w WHERE w.id = webhook_id) = 1 THEN 'pending' ELSE 'held' END
 		WHERE status = 'delivering' AND claimed_until <= ?`, ts(now)); err != nil {
 		return nil, fmt.Errorf("release expired claims: %w", err)
 	}
-	ids, err := queryIDs(ctx, q, `SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-		WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND `+deliverableHook+`
-		ORDER BY d.next_attempt_at LIMIT ?`, ts(now), limit)
+	ids, err := queryIDs(ctx, q, `SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?
+		ORDER BY next_attempt_at LIMIT ?`, ts(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
@@ -359,7 +366,7 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now, until time.Time, token s
 		return nil, fmt.Errorf("claim: %w", err)
 	}
 	rows, err := q.QueryContext(ctx, `SELECT d.id, d.organization_id, d.webhook_id, d.event_id, d.event_type, d.body, d.attempts,
-		d.expires_at, w.url, w.secret_ciphertext FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+		d.expires_at, d.redelivery_of IS NOT NULL, w.url, w.secret_ciphertext FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
 		WHERE d.id IN (`+placeholders(len(ids))+`) ORDER BY d.next_attempt_at, d.id`, args[2:]...)
 	if err != nil {
 		return nil, err
@@ -369,11 +376,12 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now, until time.Time, token s
 	for rows.Next() {
 		var c app.ClaimedDelivery
 		var body, expires string
+		var redelivery int
 		if err := rows.Scan(&c.ID, &c.OrganizationID, &c.WebhookID, &c.EventID, &c.EventType, &body, &c.AttemptCount,
-			&expires, &c.URL, &c.SealedSecret); err != nil {
+			&expires, &redelivery, &c.URL, &c.SealedSecret); err != nil {
 			return nil, err
 		}
-		c.Body, c.ExpiresAt = []byte(body), parseTS(expires)
+		c.Body, c.ExpiresAt, c.Redelivery = []byte(body), parseTS(expires), redelivery == 1
 		out = append(out, c)
 	}
 	return out, rows.Err()

@@ -104,7 +104,9 @@ func TestDeliveryClaims(t *testing.T) {
 	if _, err := db.GetDelivery(ctx, "org_b", "whk_1", "dlv_1"); !errors.Is(err, app.ErrNotFound) {
 		t.Fatalf("another organization's delivery: %v", err)
 	}
-	// Paused subscriptions' deliveries wait; redeliveries still go.
+	// A paused subscription's deliveries are held; pings and redeliveries
+	// still go. dlv_2 and dlv_4, left claimed by "c", are released: dlv_2 to
+	// held, the redelivery dlv_4 to pending.
 	w.Active = false
 	if err := db.SetWebhookHealth(ctx, w); err != nil {
 		t.Fatal(err)
@@ -112,10 +114,21 @@ func TestDeliveryClaims(t *testing.T) {
 	if err := db.InsertDeliveries(ctx, []app.Delivery{d("dlv_5", "evt_5", t0, nil), d("dlv_6", "evt_5", t0, app.Ptr("dlv_5"))}); err != nil {
 		t.Fatal(err)
 	}
-	// dlv_2 and dlv_4, left claimed by "c", are released; of them only the
-	// redelivery goes, with the new one.
-	if cs := claim(t0.Add(3*time.Minute), "d"); len(cs) != 2 || cs[0].ID != "dlv_4" || cs[1].ID != "dlv_6" {
+	if err := db.SetDeliveriesHeld(ctx, "org_a", "whk_1", true); err != nil {
+		t.Fatal(err)
+	}
+	if cs := claim(t0.Add(3*time.Minute), "d"); len(cs) != 2 || cs[0].ID != "dlv_4" || cs[1].ID != "dlv_6" || !cs[0].Redelivery {
 		t.Fatalf("claimed while paused: %+v", cs)
+	}
+	held, _ := db.ListDeliveries(ctx, "org_a", "whk_1", app.DeliveryFilter{Status: app.DeliveryHeld, Page: app.Page{Page: 1, PerPage: 10}})
+	if held.Total != 2 {
+		t.Fatalf("%d held, want 2 (dlv_2, dlv_5)", held.Total)
+	}
+	if err := db.SetDeliveriesHeld(ctx, "org_a", "whk_1", false); err != nil {
+		t.Fatal(err)
+	}
+	if cs := claim(t0.Add(4*time.Minute), "e"); len(cs) != 4 { // the two held, and the two whose lease ran out
+		t.Fatalf("after resume: %+v", cs)
 	}
 	// Deleting the subscription removes its deliveries and attempts.
 	if err := db.DeleteWebhook(ctx, "org_a", "whk_1"); err != nil {

@@ -700,3 +700,44 @@ func TestDeliveryDrainsOnShutdown(t *testing.T) {
 		t.Fatalf("in-flight delivery after shutdown: %v", dl)
 	}
 }
+
+// TestPausedSubscriptionHoldsRetries pauses a subscription with a retry
+// pending: the delivery is held (not sent) until the subscription resumes.
+func TestPausedSubscriptionHoldsRetries(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	org := e.org("Acme", "professional")
+	owner := e.key(org, app.RoleOwner)
+	rc := newReceiver(t, func(n int) int {
+		if n == 0 {
+			return http.StatusBadGateway
+		}
+		return http.StatusOK
+	})
+	hook, _ := e.createWebhook(owner, rc.srv.URL, "vendor.created")
+	d := e.deliverer()
+	e.do("POST", "/v1/vendors", owner, map[string]any{"name": "Globex"})
+	e.runDeliveries(d)
+	status := func() string {
+		rec := e.do("GET", "/v1/webhooks/"+hook+"/deliveries", owner, nil)
+		return obj(t, rec)["data"].([]any)[0].(map[string]any)["status"].(string)
+	}
+	if s := status(); s != "pending" {
+		t.Fatalf("after a failure: %s", s)
+	}
+	wantStatus(t, e.do("PATCH", "/v1/webhooks/"+hook, owner, map[string]any{"active": false}), http.StatusOK)
+	if s := status(); s != "held" {
+		t.Fatalf("after pause: %s", s)
+	}
+	e.clock.Advance(time.Hour)
+	if n := e.runDeliveries(d); n != 0 {
+		t.Fatalf("a held delivery was sent (%d)", n)
+	}
+	wantStatus(t, e.do("PATCH", "/v1/webhooks/"+hook, owner, map[string]any{"active": true}), http.StatusOK)
+	if s := status(); s != "pending" {
+		t.Fatalf("after resume: %s", s)
+	}
+	if n := e.runDeliveries(d); n != 1 || status() != "succeeded" {
+		t.Fatalf("after resume sent %d, status %s", n, status())
+	}
+}

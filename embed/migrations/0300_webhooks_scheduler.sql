@@ -28,7 +28,7 @@ CREATE TABLE webhook_deliveries (
     event_id TEXT NOT NULL,
     event_type TEXT NOT NULL,
     body TEXT NOT NULL,              -- the exact bytes sent and signed
-    status TEXT NOT NULL CHECK (status IN ('pending', 'delivering', 'succeeded', 'failed')),
+    status TEXT NOT NULL CHECK (status IN ('pending', 'held', 'delivering', 'succeeded', 'failed')),
     attempts INTEGER NOT NULL DEFAULT 0,
     next_attempt_at TEXT NOT NULL,
     claim_token TEXT,
