@@ -194,6 +194,8 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			select {
 			case err := <-errc:
 				stopJobs()
+				runner.Wait()
+				deliverer.Wait()
 				return err
 			case <-ctx.Done():
 			}
