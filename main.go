@@ -61,7 +61,8 @@ func rootCmd() *cobra.Command {
 	v.SetDefault("shutdown_timeout", "30s")
 	_ = v.BindPFlag("data_dir", root.PersistentFlags().Lookup("data-dir"))
 
-	root.AddCommand(serveCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v))
+	setWebhookDefaults(v)
+	root.AddCommand(serveCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), auditCmd(v))
 	return root
 }
 
@@ -135,6 +136,10 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 		EnterpriseRate:  v.GetInt("enterprise_rate_per_minute"),
 		EnterpriseBurst: v.GetInt("enterprise_burst"),
 	})
+	if err := configureWebhooks(v, dir, a); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return &env{dir: dir, db: db, app: a, log: log}, nil
 }
 
@@ -178,15 +183,10 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 			jobCtx, stopJobs := context.WithCancel(context.Background())
-			runner := app.NewRunner(log,
-				app.Job{Name: "flush_key_usage", Interval: 5 * time.Second, Run: e.app.FlushKeyUsage},
-				app.Job{Name: "purge_idempotency", Interval: time.Hour, Run: func(ctx context.Context) error {
-					_, err := e.app.PurgeIdempotency(ctx)
-					return err
-				}},
-				app.Job{Name: "optimize_database", Interval: 24 * time.Hour, Run: e.db.Optimize},
-			)
+			deliverer := e.app.NewDeliverer(web.NewWebhookClient(e.app.NetworkPolicy()), deliveryOptions(v))
+			runner := e.app.NewScheduler(scheduledJobs(e, deliverer.Options())...)
 			runner.Start(jobCtx)
+			deliverer.Start(jobCtx)
 			errc := make(chan error, 1)
 			go func() { errc <- hs.Serve(ln) }()
 			log.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("version", version),
@@ -194,6 +194,8 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			select {
 			case err := <-errc:
 				stopJobs()
+				runner.Wait()
+				deliverer.Wait()
 				return err
 			case <-ctx.Done():
 			}
@@ -209,6 +211,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			shutdownErr := hs.Shutdown(sctx)
 			stopJobs()
 			runner.Wait()
+			deliverer.Wait()
 			if err := e.app.FlushKeyUsage(sctx); err != nil {
 				log.Warn("flush key usage", slog.Any("error", err))
 			}

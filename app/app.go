@@ -44,6 +44,9 @@ type Store interface {
 	AttachmentStore
 	EntityStore
 	ESGStore
+	WebhookStore
+	JobRunStore
+	AuditStore
 }
 
 // Config holds the service-level settings.
@@ -61,6 +64,7 @@ type App struct {
 	log    *slog.Logger
 	config Config
 	keyc   *keyCache
+	events eventState
 }
 
 // New builds the services over a store. now may be nil for time.Now.

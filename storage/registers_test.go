@@ -2,25 +2,11 @@ package storage
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/compliance-appliance/compliance/app"
 )
-
-func openTest(t *testing.T) *DB {
-	t.Helper()
-	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
 
 func testOrg(t *testing.T, db *DB, slug string) string {
 	t.Helper()

@@ -68,27 +68,6 @@ func (e *testEnv) enable(key, slug string) map[string]any {
 	return obj(e.t, rec)
 }
 
-// events returns the outbox events of a type in an organization, in order.
-func (e *testEnv) events(orgID, typ string) []map[string]any {
-	e.t.Helper()
-	rows, err := e.db.Raw().Query(`SELECT payload FROM events WHERE organization_id = ? AND type = ? ORDER BY seq`, orgID, typ)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []map[string]any
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			e.t.Fatal(err)
-		}
-		m := map[string]any{}
-		json.Unmarshal([]byte(p), &m)
-		out = append(out, m)
-	}
-	return out
-}
-
 func TestFrameworkCatalog(t *testing.T) {
 	t.Parallel()
 	e := newTestServer(t)

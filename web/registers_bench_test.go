@@ -18,9 +18,9 @@ import (
 	"github.com/compliance-appliance/compliance/storage"
 )
 
-// benchEnv is the real router over a migrated SQLite file, with enterprise
+// registersBenchEnv is the real router over a migrated SQLite file, with enterprise
 // organizations whose rate limit does not interfere.
-type benchEnv struct {
+type registersBenchEnv struct {
 	db   *storage.DB
 	app  *app.App
 	srv  *Server
@@ -29,7 +29,7 @@ type benchEnv struct {
 	keys []string
 }
 
-func newBenchEnv(b *testing.B, orgs int) *benchEnv {
+func newRegistersBenchEnv(b *testing.B, orgs int) *registersBenchEnv {
 	b.Helper()
 	dir := b.TempDir()
 	ctx := context.Background()
@@ -51,7 +51,7 @@ func newBenchEnv(b *testing.B, orgs int) *benchEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := &benchEnv{db: db, app: a, srv: srv, dir: dir}
+	e := &registersBenchEnv{db: db, app: a, srv: srv, dir: dir}
 	for i := 0; i < orgs; i++ {
 		o, err := a.CreateOrganization(ctx, fmt.Sprintf("Org %d", i), app.PlanEnterprise)
 		if err != nil {
@@ -67,8 +67,8 @@ func newBenchEnv(b *testing.B, orgs int) *benchEnv {
 	return e
 }
 
-// cpuTime is the process's user plus system CPU time.
-func cpuTime() time.Duration {
+// registersCPUTime is the process's user plus system CPU time.
+func registersCPUTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
@@ -79,11 +79,11 @@ func cpuTime() time.Duration {
 // measureCPU reports CPU time per operation next to wall time: on a shared
 // machine the wall time includes waiting for a core.
 func measureCPU(b *testing.B) func() {
-	start := cpuTime()
-	return func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }
+	start := registersCPUTime()
+	return func() { b.ReportMetric(float64(registersCPUTime()-start)/float64(b.N), "cpu-ns/op") }
 }
 
-func (e *benchEnv) do(b *testing.B, method, path, key, body string, hdr ...string) *httptest.ResponseRecorder {
+func (e *registersBenchEnv) do(b *testing.B, method, path, key, body string, hdr ...string) *httptest.ResponseRecorder {
 	var r io.Reader
 	if body != "" {
 		r = strings.NewReader(body)
@@ -105,7 +105,7 @@ func (e *benchEnv) do(b *testing.B, method, path, key, body string, hdr ...strin
 // status and severity, over 100,000 findings in 100 organizations.
 func BenchmarkFindingListTwoFilters(b *testing.B) {
 	const orgs, perOrg = 100, 1000
-	e := newBenchEnv(b, orgs)
+	e := newRegistersBenchEnv(b, orgs)
 	raw, err := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "bench.db")+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		b.Fatal(err)
@@ -147,7 +147,7 @@ func BenchmarkFindingListTwoFilters(b *testing.B) {
 // BenchmarkFindingCreateIdempotent creates findings with an Idempotency-Key
 // each, every request a durable commit (synchronous=FULL).
 func BenchmarkFindingCreateIdempotent(b *testing.B) {
-	e := newBenchEnv(b, 1)
+	e := newRegistersBenchEnv(b, 1)
 	body := `{"title":"CVE-2026-0001 on host","cvss":9.8,"source":"scanner","description":"found by the nightly scan"}`
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -163,7 +163,7 @@ func BenchmarkFindingCreateIdempotent(b *testing.B) {
 // BenchmarkDurableCommitFloor is one synchronous=FULL commit of a single
 // outbox row: the disk's floor under the create benchmark.
 func BenchmarkDurableCommitFloor(b *testing.B) {
-	e := newBenchEnv(b, 1)
+	e := newRegistersBenchEnv(b, 1)
 	ctx := context.Background()
 	b.ResetTimer()
 	defer measureCPU(b)()

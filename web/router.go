@@ -50,5 +50,6 @@ func (s *Server) routes() *mux.Router {
 	s.complianceRoutes(handle)
 	s.policyRoutes(handle)
 	s.registersRoutes(handle)
+	s.eventsRoutes(handle)
 	return r
 }

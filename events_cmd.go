@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/storage"
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+)
+
+// scheduledJobs lists the background jobs `serve` runs, one line each.
+// Each job must be idempotent: a run a crash interrupts runs again.
+func scheduledJobs(e *env, o app.DeliveryOptions) []app.Job {
+	return []app.Job{
+		{Name: "flush_key_usage", Interval: 5 * time.Second, Run: e.app.FlushKeyUsage, Unrecorded: true},
+		{Name: "purge_idempotency", Interval: time.Hour, Run: discardCount(e.app.PurgeIdempotency)},
+		{Name: "purge_webhook_deliveries", Interval: 24 * time.Hour, Run: func(ctx context.Context) error {
+			_, err := e.app.PurgeDeliveries(ctx, o.Retention)
+			return err
+		}},
+		{Name: "optimize_database", Interval: 24 * time.Hour, Run: e.db.Optimize},
+	}
+}
+
+// discardCount adapts a purge that reports a row count to a job.
+func discardCount(f func(ctx context.Context) (int64, error)) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		_, err := f(ctx)
+		return err
+	}
+}
+
+func setWebhookDefaults(v *viper.Viper) {
+	v.SetDefault("webhooks.workers", 4)
+	v.SetDefault("webhooks.timeout", "10s")
+	v.SetDefault("webhooks.retry_base", "10s")
+	v.SetDefault("webhooks.retry_cap", "1h")
+	v.SetDefault("webhooks.retry_window", "24h")
+	v.SetDefault("webhooks.poll_interval", "25ms")
+	v.SetDefault("webhooks.delivery_retention", "720h")
+	v.SetDefault("webhooks.allow_networks", []string{})
+	v.SetDefault("webhooks.deny_networks", []string{})
+}
+
+// stringList reads a list key given as a YAML list or as a comma- or
+// space-separated string (environment variables).
+func stringList(v *viper.Viper, key string) []string {
+	var out []string
+	for _, s := range v.GetStringSlice(key) {
+		for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// configureWebhooks gives the app the data dir's key that seals webhook
+// signing secrets, and the outbound network policy.
+func configureWebhooks(v *viper.Viper, dir storage.DataDir, a *app.App) error {
+	key, err := dir.Secret("webhook-secrets.key", 32)
+	if err != nil {
+		return fmt.Errorf("webhook secrets key: %w", err)
+	}
+	if err := a.SetWebhookKey(key); err != nil {
+		return err
+	}
+	policy, err := app.NewNetworkPolicy(stringList(v, "webhooks.allow_networks"), stringList(v, "webhooks.deny_networks"))
+	if err != nil {
+		return fmt.Errorf("webhooks: %w", err)
+	}
+	a.SetNetworkPolicy(policy)
+	return nil
+}
+
+func deliveryOptions(v *viper.Viper) app.DeliveryOptions {
+	return app.DeliveryOptions{
+		Workers:      v.GetInt("webhooks.workers"),
+		PollInterval: v.GetDuration("webhooks.poll_interval"),
+		Timeout:      v.GetDuration("webhooks.timeout"),
+		RetryBase:    v.GetDuration("webhooks.retry_base"),
+		RetryCap:     v.GetDuration("webhooks.retry_cap"),
+		RetryWindow:  v.GetDuration("webhooks.retry_window"),
+		Retention:    v.GetDuration("webhooks.delivery_retention"),
+	}
+}
+
+// errAuditBroken makes `audit verify` exit non-zero.
+var errAuditBroken = errors.New("the audit trail's hash chain is broken")
+
+func auditCmd(v *viper.Viper) *cobra.Command {
+	audit := &cobra.Command{Use: "audit", Short: "Inspect the audit trail"}
+	verify := &cobra.Command{
+		Use:   "verify",
+		Short: "Check the whole audit trail's hash chain; exits non-zero and names the first broken record",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withEnv(v, cmd, func(ctx context.Context, e *env) error {
+				res, err := e.app.VerifyAuditChain(ctx)
+				if err != nil {
+					return err
+				}
+				if jsonOut(cmd) {
+					if err := printJSON(cmd.OutOrStdout(), res); err != nil {
+						return err
+					}
+				} else if res.OK {
+					fmt.Fprintf(cmd.OutOrStdout(), "ok: %d records, chain head %s\n", res.Checked, res.LastHash)
+				} else {
+					b := res.FirstBroken
+					fmt.Fprintf(cmd.OutOrStdout(), "BROKEN at record seq %d %s: %s (%d records checked)\n", b.Seq, b.ID, b.Reason, res.Checked)
+				}
+				if !res.OK {
+					cmd.SilenceUsage = true
+					return errAuditBroken
+				}
+				return nil
+			})
+		},
+	}
+	audit.AddCommand(verify)
+	return audit
+}
