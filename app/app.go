@@ -28,6 +28,7 @@ type Store interface {
 	VendorStore
 	DeviceStore
 	ControlStore
+	SessionStore
 }
 
 // Config holds the service-level settings.
@@ -45,6 +46,7 @@ type App struct {
 	log    *slog.Logger
 	config Config
 	keyc   *keyCache
+	auth   authState
 }
 
 // New builds the services over a store. now may be nil for time.Now.

@@ -23,6 +23,10 @@ type Options struct {
 	PublicURL string
 	// Now is the clock for rate limiting; nil means time.Now.
 	Now func() time.Time
+	// CookieHashKey (64 bytes) and CookieBlockKey (32 bytes) sign and
+	// encrypt session cookies; OAuthSecret (32+ bytes) signs OAuth tokens.
+	// Empty means random keys for this process only.
+	CookieHashKey, CookieBlockKey, OAuthSecret []byte
 }
 
 // Authenticator resolves a credential of a request to a principal. It
@@ -38,6 +42,7 @@ type Server struct {
 	authn   []Authenticator
 	router  *mux.Router
 	openapi []byte
+	sess    *sessions
 }
 
 // New builds the router with every route and middleware.
