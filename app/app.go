@@ -29,6 +29,7 @@ type Store interface {
 	DeviceStore
 	ControlStore
 	SessionStore
+	OAuthStore
 }
 
 // Config holds the service-level settings.
