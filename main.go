@@ -211,6 +211,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 				}},
 				app.Job{Name: "optimize_database", Interval: 24 * time.Hour, Run: e.db.Optimize},
 				app.Job{Name: "purge_sessions", Interval: time.Hour, Run: e.app.PurgeSessions},
+				app.Job{Name: "purge_oauth_tokens", Interval: time.Hour, Run: e.app.PurgeOAuthTokens},
 			)
 			runner.Start(jobCtx)
 			errc := make(chan error, 1)

@@ -3,13 +3,20 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"html"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
 // headerTransport adds fixed headers to every request of the MCP client.
@@ -199,4 +206,112 @@ func TestMCPWithOAuth(t *testing.T) {
 	if !isErr || !strings.Contains(out["error"].(string), "scope") {
 		t.Fatalf("read-only token create: %v", out)
 	}
+}
+
+// TestMCPOAuthWithSDKClient runs the SDK's own OAuth client against the
+// appliance: discovery from the 401, dynamic registration, PKCE, the
+// sign-in and consent pages (driven like a browser), token exchange, then
+// a tool call with the bearer token.
+func TestMCPOAuthWithSDKClient(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	org := e.org("Acme", app.PlanProfessional)
+	e.withPassword(org, "ada@example.com", app.RoleAdmin)
+	ts := httptest.NewServer(e.srv)
+	defer ts.Close()
+
+	browser := newBrowser(t)
+	fetch := func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		page := browser.get(t, args.URL)
+		page = browser.post(t, ts.URL+"/oauth/login", url.Values{"email": {"ada@example.com"}, "password": {testPassword},
+			"login_csrf": {hidden(t, page, "login_csrf")}, "return": {hidden(t, page, "return")}})
+		action := regexp.MustCompile(`<form method="post" action="([^"]+)"`).FindStringSubmatch(page)
+		if action == nil {
+			t.Fatalf("no consent form: %s", page)
+		}
+		loc := browser.postNoFollow(t, ts.URL+html.UnescapeString(action[1]), url.Values{"csrf_token": {hidden(t, page, "csrf_token")},
+			"organization_id": {org}, "decision": {"approve"}})
+		u, err := url.Parse(loc)
+		if err != nil {
+			return nil, err
+		}
+		return &auth.AuthorizationResult{Code: u.Query().Get("code"), State: u.Query().Get("state")}, nil
+	}
+	handler, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			ClientName: "SDK agent", RedirectURIs: []string{testRedirect}, GrantTypes: []string{"authorization_code", "refresh_token"},
+			TokenEndpointAuthMethod: "none"}},
+		AuthorizationCodeFetcher: fetch,
+		RequestRefreshToken:      true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "sdk-agent", Version: "1.0"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/v1/mcp", OAuthHandler: handler,
+		DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatalf("connect with OAuth: %v", err)
+	}
+	defer cs.Close()
+	out, isErr := callTool(t, cs, "get_organization", nil)
+	if isErr || out["id"] != org {
+		t.Fatalf("get_organization over OAuth: %v", out)
+	}
+}
+
+// browser is a cookie-keeping HTTP client that follows redirects within
+// the appliance.
+type browser struct{ c *http.Client }
+
+func newBrowser(t *testing.T) *browser {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &browser{c: &http.Client{Jar: jar}}
+}
+
+func (b *browser) get(t *testing.T, u string) string {
+	t.Helper()
+	resp, err := b.c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", u, resp.StatusCode, body)
+	}
+	return string(body)
+}
+
+func (b *browser) post(t *testing.T, u string, v url.Values) string {
+	t.Helper()
+	resp, err := b.c.PostForm(u, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: %d %s", u, resp.StatusCode, body)
+	}
+	return string(body)
+}
+
+// postNoFollow posts and returns the redirect target (the client's callback).
+func (b *browser) postNoFollow(t *testing.T, u string, v url.Values) string {
+	t.Helper()
+	c := *b.c
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := c.PostForm(u, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther && resp.StatusCode != http.StatusFound {
+		t.Fatalf("consent: %d", resp.StatusCode)
+	}
+	return resp.Header.Get("Location")
 }

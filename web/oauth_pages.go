@@ -223,7 +223,7 @@ func (s *Server) oauthLogin(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.sess.setCookie(w, r, res.Token, res.Session.ExpiresAt); err != nil {
+	if err := s.sess.setCookie(w, r, res.Token, res.Session.ExpiresAt.Sub(res.Session.CreatedAt)); err != nil {
 		return err
 	}
 	http.SetCookie(w, &http.Cookie{Name: loginCSRFCookie, Value: "", Path: "/oauth/", MaxAge: -1, Expires: time.Unix(1, 0)})

@@ -68,12 +68,14 @@ func (ss *sessions) token(r *http.Request) string {
 	return token
 }
 
-func (ss *sessions) setCookie(w http.ResponseWriter, r *http.Request, token string, expires time.Time) error {
+// setCookie sets the session cookie for lifetime (the absolute session
+// lifetime left; the server enforces it too).
+func (ss *sessions) setCookie(w http.ResponseWriter, r *http.Request, token string, lifetime time.Duration) error {
 	v, err := ss.codec.Encode(sessionCookie, token)
 	if err != nil {
 		return err
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: v, Path: "/", Expires: expires, MaxAge: int(time.Until(expires) / time.Second),
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: v, Path: "/", Expires: time.Now().Add(lifetime), MaxAge: int(lifetime / time.Second),
 		HttpOnly: true, Secure: ss.secure || r.TLS != nil, SameSite: http.SameSiteLaxMode})
 	return nil
 }
@@ -167,7 +169,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return throttleError(w, err)
 	}
-	if err := s.sess.setCookie(w, r, res.Token, res.Session.ExpiresAt); err != nil {
+	if err := s.sess.setCookie(w, r, res.Token, res.Session.ExpiresAt.Sub(res.Session.CreatedAt)); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, sessionBody{Person: res.User, User: res.User, Organizations: res.Organizations,
