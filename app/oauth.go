@@ -447,6 +447,7 @@ func (a *App) Consent(ctx context.Context, clientID string, scopes []string) (*O
 			return Errorf(ErrForbidden, "this app belongs to another organization")
 		}
 		g, err := a.store.FindActiveGrant(ctx, p.OrgID, p.UserID, clientID)
+		verb := "created"
 		switch {
 		case errors.Is(err, ErrNotFound):
 			g = &OAuthGrant{ID: NewID(PrefixOAuthGrant), OrganizationID: p.OrgID, UserID: p.UserID, ClientID: clientID,
@@ -467,10 +468,11 @@ func (a *App) Consent(ctx context.Context, clientID string, scopes []string) (*O
 				return err
 			}
 			g.Scopes = merged
+			verb = "updated"
 		}
 		out = g
-		return a.record(ctx, Mutation{Action: "granted", ResourceType: "oauth_grant", ResourceID: g.ID, After: g,
-			Events: []Event{ResourceEvent("oauth_grant", "created", g)}})
+		return a.record(ctx, Mutation{Action: verb, ResourceType: "oauth_grant", ResourceID: g.ID, After: g,
+			Events: []Event{ResourceEvent("oauth_grant", verb, g)}})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("consent: %w", err)

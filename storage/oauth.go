@@ -201,9 +201,10 @@ func (db *DB) GetOAuthToken(ctx context.Context, kind, signature string) (*app.O
 	return &t, nil
 }
 
-// DeactivateOAuthToken marks one code or token used.
+// DeactivateOAuthToken marks one active code or token used. An already
+// inactive one is ErrNotFound, so of two concurrent uses only one wins.
 func (db *DB) DeactivateOAuthToken(ctx context.Context, kind, signature string) error {
-	res, err := db.wr(ctx).ExecContext(ctx, `UPDATE oauth_tokens SET active = 0 WHERE kind = ? AND signature = ?`, kind, signature)
+	res, err := db.wr(ctx).ExecContext(ctx, `UPDATE oauth_tokens SET active = 0 WHERE kind = ? AND signature = ? AND active = 1`, kind, signature)
 	return affected(res, err)
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/compliance-appliance/compliance/app"
@@ -335,6 +336,22 @@ func TestOAuthRefusals(t *testing.T) {
 	tok := e.exchange(clientID, e.approve(authURL, session, org), p)
 	wantStatus(t, e.do("GET", "/v1/vendors", "", nil, bearer(tok.AccessToken)...), http.StatusOK)
 	wantError(t, e.do("POST", "/v1/vendors", "", map[string]any{"name": "X", "category": "cloud"}, bearer(tok.AccessToken)...), http.StatusForbidden, "forbidden")
+
+	// Two concurrent refreshes with one token: exactly one wins.
+	var wg sync.WaitGroup
+	codes := make([]int, 2)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rec := e.form("POST", "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}, "client_id": {clientID}})
+			codes[i] = rec.Code
+		}()
+	}
+	wg.Wait()
+	if (codes[0] == http.StatusOK) == (codes[1] == http.StatusOK) {
+		t.Fatalf("concurrent refresh: %v", codes)
+	}
 
 	// 401s point to the resource metadata.
 	rec = e.do("GET", "/v1/vendors", "", nil, bearer("ory_at_nope.nope")...)
