@@ -137,10 +137,11 @@ func validRedirectURI(s string) bool {
 	case "http":
 		h := u.Hostname()
 		return h == "localhost" || h == "127.0.0.1" || h == "::1" || strings.HasSuffix(h, ".localhost")
-	case "javascript", "data", "file", "vbscript":
+	case "javascript", "data", "file", "vbscript", "blob", "about", "ftp", "ws", "wss":
 		return false
 	}
-	return strings.Contains(u.Scheme, ".") || u.Host == "" && u.Path != ""
+	// A native app's private-use scheme (com.example.app:/cb, vscode://...).
+	return u.Host != "" || u.Path != ""
 }
 
 func (in *OAuthClientInput) validate(v *ValidationError, create bool, nameField, urisField string) {
