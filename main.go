@@ -63,6 +63,7 @@ func rootCmd() *cobra.Command {
 	v.SetDefault("session_absolute_timeout", "168h")
 	v.SetDefault("oauth_access_token_lifetime", "1h")
 	v.SetDefault("oauth_refresh_token_lifetime", "720h")
+	v.SetDefault("trusted_proxies", []string{})
 	_ = v.BindPFlag("data_dir", root.PersistentFlags().Lookup("data-dir"))
 
 	root.AddCommand(serveCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v))
@@ -171,6 +172,10 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 				return err
 			}
 			defer e.db.Close()
+			proxies := v.GetStringSlice("trusted_proxies")
+			if err := web.ValidateTrustedProxies(proxies); err != nil {
+				return err
+			}
 			hashKey, err := e.dir.Secret("session_hash_key", 64)
 			if err != nil {
 				return err
@@ -191,6 +196,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 				CookieHashKey:  hashKey,
 				CookieBlockKey: blockKey,
 				OAuthSecret:    oauthKey,
+				TrustedProxies: proxies,
 			})
 			if err != nil {
 				return err

@@ -204,7 +204,7 @@ func (s *Server) oauthLogin(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	email := r.PostFormValue("email")
-	u, err := s.app.CheckPassword(r.Context(), email, r.PostFormValue("password"), clientIP(r))
+	u, err := s.app.CheckPassword(r.Context(), email, r.PostFormValue("password"), s.sess.clientAddress(r))
 	if err != nil {
 		var te *app.ThrottleError
 		var ve *app.ValidationError
@@ -219,7 +219,7 @@ func (s *Server) oauthLogin(w http.ResponseWriter, r *http.Request) error {
 		}
 		return nil
 	}
-	res, err := s.app.OpenSession(r.Context(), u, clientIP(r), r.UserAgent())
+	res, err := s.app.OpenSession(r.Context(), u, s.sess.clientAddress(r), r.UserAgent())
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,18 @@
 package web
 
+import "log/slog"
+
 // authRoutes registers sign-in sessions, the OAuth 2.0 authorization
 // server, OAuth apps and grants, the MCP tool server and the well-known
 // documents, and the session and bearer-token authenticators.
 func (s *Server) authRoutes(handle func(method, path string, acc access, h handlerFunc)) {
 	cfg := s.app.AuthSettings()
 	s.sess = newSessions(s.opts.CookieHashKey, s.opts.CookieBlockKey, s.opts.PublicURL, cfg.SessionAbsolute)
+	proxies, err := parseProxies(s.opts.TrustedProxies)
+	if err != nil {
+		s.log.Error("trusted_proxies ignored", slog.Any("error", err))
+	}
+	s.sess.proxies = proxies
 	s.oauth = newOAuthServer(s.app, s.opts.OAuthSecret)
 	s.AddAuthenticator(s.sessionAuth)
 	s.AddAuthenticator(s.bearerAuth)

@@ -27,6 +27,9 @@ type Options struct {
 	// encrypt session cookies; OAuthSecret (32+ bytes) signs OAuth tokens.
 	// Empty means random keys for this process only.
 	CookieHashKey, CookieBlockKey, OAuthSecret []byte
+	// TrustedProxies are the addresses or CIDR ranges of reverse proxies
+	// whose X-Forwarded-For names the client for sign-in throttling.
+	TrustedProxies []string
 }
 
 // Authenticator resolves a credential of a request to a principal. It

@@ -7,7 +7,9 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +29,65 @@ type sessions struct {
 	codec   *securecookie.SecureCookie
 	csrfKey []byte
 	secure  bool // public_url is https
+	proxies []netip.Prefix
+}
+
+// ValidateTrustedProxies checks the trusted_proxies setting.
+func ValidateTrustedProxies(list []string) error {
+	_, err := parseProxies(list)
+	return err
+}
+
+// parseProxies reads trusted proxy addresses and CIDR ranges.
+func parseProxies(list []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range list {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q: not an address or CIDR range", s)
+		}
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
+}
+
+func (ss *sessions) trusted(a netip.Addr) bool {
+	for _, p := range ss.proxies {
+		if p.Contains(a.Unmap()) {
+			return true
+		}
+	}
+	return false
+}
+
+// clientAddress is the address sign-in throttling counts against: the peer,
+// or behind trusted proxies the right-most X-Forwarded-For entry that is not
+// a trusted proxy itself.
+func (ss *sessions) clientAddress(r *http.Request) string {
+	peer := clientIP(r)
+	a, err := netip.ParseAddr(peer)
+	if err != nil || len(ss.proxies) == 0 || !ss.trusted(a) {
+		return peer
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		h, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			return peer
+		}
+		if !ss.trusted(h) {
+			return h.Unmap().String()
+		}
+	}
+	return peer
 }
 
 func newSessions(hashKey, blockKey []byte, publicURL string, maxAge time.Duration) *sessions {
@@ -165,7 +226,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	res, err := s.app.Login(r.Context(), in.Email, in.Password, clientIP(r), r.UserAgent())
+	res, err := s.app.Login(r.Context(), in.Email, in.Password, s.sess.clientAddress(r), r.UserAgent())
 	if err != nil {
 		return throttleError(w, err)
 	}

@@ -309,3 +309,31 @@ func TestSetUserPasswordEndsSessions(t *testing.T) {
 		t.Fatal("unknown email must fail")
 	}
 }
+
+func TestClientAddressBehindTrustedProxies(t *testing.T) {
+	t.Parallel()
+	proxies, err := parseProxies([]string{"10.0.0.0/8", "192.0.2.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseProxies([]string{"not-an-ip"}); err == nil {
+		t.Fatal("a bad entry must be an error")
+	}
+	ss := &sessions{proxies: proxies}
+	for _, c := range []struct{ peer, xff, want string }{
+		{"203.0.113.5:1234", "198.51.100.9", "203.0.113.5"},                   // untrusted peer: header ignored
+		{"10.1.2.3:1234", "198.51.100.9", "198.51.100.9"},                     // trusted proxy
+		{"10.1.2.3:1234", "6.6.6.6, 198.51.100.9, 192.0.2.1", "198.51.100.9"}, // right-most untrusted hop
+		{"10.1.2.3:1234", "", "10.1.2.3"},
+		{"10.1.2.3:1234", "garbage", "10.1.2.3"},
+	} {
+		r := httptest.NewRequest("POST", "/v1/auth/login", nil)
+		r.RemoteAddr = c.peer
+		if c.xff != "" {
+			r.Header.Set("X-Forwarded-For", c.xff)
+		}
+		if got := ss.clientAddress(r); got != c.want {
+			t.Errorf("peer %s xff %q: got %s, want %s", c.peer, c.xff, got, c.want)
+		}
+	}
+}
