@@ -387,6 +387,19 @@ func allowCORS(w http.ResponseWriter) {
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 }
 
+// preflight answers CORS preflight requests of browser-based OAuth and MCP
+// clients on the public protocol endpoints (bearer tokens and client
+// credentials travel in headers or bodies, never cookies).
+func (s *Server) preflight(w http.ResponseWriter, r *http.Request) error {
+	h := w.Header()
+	allowCORS(w)
+	h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, MCP-Protocol-Version")
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
 func (s *Server) authServerMetadata(w http.ResponseWriter, r *http.Request) error {
 	base := s.baseURL(r)
 	allowCORS(w)

@@ -451,3 +451,15 @@ func TestOAuthApps(t *testing.T) {
 	wantError(t, e.do("GET", "/v1/vendors", "", nil, bearer(tok.AccessToken)...), http.StatusUnauthorized, "unauthorized")
 	wantError(t, e.do("GET", "/v1/integrations/oauth-apps/"+appID, admin, nil), http.StatusNotFound, "not_found")
 }
+
+func TestOAuthPreflight(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	for _, path := range []string{"/oauth/token", "/oauth/register", "/.well-known/oauth-protected-resource/v1/mcp", "/.well-known/mcp.json"} {
+		rec := e.do("OPTIONS", path, "", nil, "Origin", "http://localhost:6274", "Access-Control-Request-Method", "POST")
+		wantStatus(t, rec, http.StatusNoContent)
+		if rec.Header().Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(rec.Header().Get("Access-Control-Allow-Headers"), "MCP-Protocol-Version") {
+			t.Fatalf("%s preflight headers: %v", path, rec.Header())
+		}
+	}
+}

@@ -27,6 +27,10 @@ func (s *Server) authRoutes(handle func(method, path string, acc access, h handl
 	handle("GET", "/.well-known/oauth-protected-resource/v1/mcp", public, s.protectedResourceMetadata("/v1/mcp"))
 	handle("GET", "/.well-known/mcp.json", public, s.mcpManifest)
 	handle("POST", "/oauth/register", public, s.register)
+	for _, path := range []string{"/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource",
+		"/.well-known/oauth-protected-resource/v1/mcp", "/.well-known/mcp.json", "/oauth/register", "/oauth/token", "/oauth/revoke"} {
+		handle("OPTIONS", path, public, s.preflight)
+	}
 	handle("GET", "/oauth/authorize", public, s.authorize)
 	handle("POST", "/oauth/authorize", public, s.authorize)
 	handle("POST", "/oauth/login", public, s.oauthLogin)
