@@ -82,7 +82,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) error {
 		}
 		r = r.WithContext(context.WithValue(r.Context(), scopeKey{}, ar.GetGrantedScopes().Has(app.ScopeWrite)))
 	}
-	s.mcpHandler.ServeHTTP(w, r)
+	s.mcp.ServeHTTP(w, r)
 	return nil
 }
 

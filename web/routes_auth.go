@@ -16,7 +16,7 @@ func (s *Server) authRoutes(handle func(method, path string, acc access, h handl
 	s.oauth = newOAuthServer(s.app, s.opts.OAuthSecret)
 	s.AddAuthenticator(s.sessionAuth)
 	s.AddAuthenticator(s.bearerAuth)
-	s.mcpHandler = newMCPHandler(s)
+	s.mcp = newMCPHandler(s)
 
 	handle("POST", "/v1/auth/login", public, s.login)
 	handle("POST", "/v1/auth/logout", public, s.logout)

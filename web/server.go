@@ -38,16 +38,16 @@ type Authenticator func(r *http.Request) (*app.Principal, error)
 
 // Server holds the handlers' dependencies.
 type Server struct {
-	app        *app.App
-	log        *slog.Logger
-	opts       Options
-	limiter    *rateLimiter
-	authn      []Authenticator
-	router     *mux.Router
-	openapi    []byte
-	sess       *sessions
-	oauth      *oauthServer
-	mcpHandler http.Handler
+	app     *app.App
+	log     *slog.Logger
+	opts    Options
+	limiter *rateLimiter
+	authn   []Authenticator
+	router  *mux.Router
+	openapi []byte
+	sess    *sessions
+	oauth   *oauthServer
+	mcp     http.Handler
 }
 
 // New builds the router with every route and middleware.
