@@ -24,6 +24,8 @@ func scheduledJobs(e *env, o app.DeliveryOptions) []app.Job {
 			return err
 		}},
 		{Name: "optimize_database", Interval: 24 * time.Hour, Run: e.db.Optimize},
+		{Name: "purge_sessions", Interval: time.Hour, Run: e.app.PurgeSessions},
+		{Name: "purge_oauth_tokens", Interval: time.Hour, Run: e.app.PurgeOAuthTokens},
 	}
 }
 

@@ -59,6 +59,11 @@ func rootCmd() *cobra.Command {
 	v.SetDefault("enterprise_rate_per_minute", 3000)
 	v.SetDefault("enterprise_burst", 6000)
 	v.SetDefault("shutdown_timeout", "30s")
+	v.SetDefault("session_idle_timeout", "8h")
+	v.SetDefault("session_absolute_timeout", "168h")
+	v.SetDefault("oauth_access_token_lifetime", "1h")
+	v.SetDefault("oauth_refresh_token_lifetime", "720h")
+	v.SetDefault("trusted_proxies", []string{})
 	_ = v.BindPFlag("data_dir", root.PersistentFlags().Lookup("data-dir"))
 
 	setWebhookDefaults(v)
@@ -140,6 +145,12 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 		db.Close()
 		return nil, err
 	}
+	a.ConfigureAuth(app.AuthConfig{
+		SessionIdle:          v.GetDuration("session_idle_timeout"),
+		SessionAbsolute:      v.GetDuration("session_absolute_timeout"),
+		AccessTokenLifetime:  v.GetDuration("oauth_access_token_lifetime"),
+		RefreshTokenLifetime: v.GetDuration("oauth_refresh_token_lifetime"),
+	})
 	return &env{dir: dir, db: db, app: a, log: log}, nil
 }
 
@@ -166,11 +177,31 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 				return err
 			}
 			defer e.db.Close()
+			proxies := v.GetStringSlice("trusted_proxies")
+			if err := web.ValidateTrustedProxies(proxies); err != nil {
+				return err
+			}
+			hashKey, err := e.dir.Secret("session_hash_key", 64)
+			if err != nil {
+				return err
+			}
+			blockKey, err := e.dir.Secret("session_block_key", 32)
+			if err != nil {
+				return err
+			}
+			oauthKey, err := e.dir.Secret("oauth_hmac_key", 32)
+			if err != nil {
+				return err
+			}
 			srv, err := web.New(e.app, log, web.Options{
 				Version:        version,
 				MaxUploadBytes: int64(v.GetInt("max_upload_mb")) << 20,
 				Health:         e.db.Ping,
 				PublicURL:      v.GetString("public_url"),
+				CookieHashKey:  hashKey,
+				CookieBlockKey: blockKey,
+				OAuthSecret:    oauthKey,
+				TrustedProxies: proxies,
 			})
 			if err != nil {
 				return err
@@ -359,7 +390,36 @@ func userCmd(v *viper.Viper) *cobra.Command {
 	for _, f := range []string{"org", "email", "name", "role"} {
 		_ = create.MarkFlagRequired(f)
 	}
-	user.AddCommand(create)
+	setPassword := &cobra.Command{
+		Use:   "set-password",
+		Short: "Set a person's login password (read from standard input); ends their sessions",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			email, _ := cmd.Flags().GetString("email")
+			if pw, _ := cmd.Flags().GetBool("password-stdin"); !pw {
+				return errors.New("give --password-stdin and the password on the first line of standard input")
+			}
+			line, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
+			if err != nil && !errors.Is(err, io.EOF) {
+				return fmt.Errorf("read password: %w", err)
+			}
+			password := strings.TrimRight(line, "\r\n")
+			return withEnv(v, cmd, func(ctx context.Context, e *env) error {
+				u, err := e.app.SetUserPassword(ctx, email, password)
+				if err != nil {
+					return err
+				}
+				if jsonOut(cmd) {
+					return printJSON(cmd.OutOrStdout(), map[string]string{"id": u.ID})
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), u.ID)
+				return nil
+			})
+		},
+	}
+	setPassword.Flags().String("email", "", "email address (the login)")
+	setPassword.Flags().Bool("password-stdin", false, "read the password from the first line of standard input")
+	_ = setPassword.MarkFlagRequired("email")
+	user.AddCommand(create, setPassword)
 	return user
 }
 

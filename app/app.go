@@ -47,6 +47,8 @@ type Store interface {
 	WebhookStore
 	JobRunStore
 	AuditStore
+	SessionStore
+	OAuthStore
 }
 
 // Config holds the service-level settings.
@@ -65,6 +67,7 @@ type App struct {
 	config Config
 	keyc   *keyCache
 	events eventState
+	auth   authState
 }
 
 // New builds the services over a store. now may be nil for time.Now.

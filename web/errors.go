@@ -60,7 +60,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		details = map[string]any{}
 	}
 	if status == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
-		w.Header().Set("WWW-Authenticate", `ApiKey realm="compliance"`)
+		w.Header().Set("WWW-Authenticate", s.challenge(r))
 	}
 	writeJSON(w, status, errorBody{Message: msg, Error: errorDetail{Code: code, Message: msg, Details: details}, RequestID: requestID(r)})
 }

@@ -51,5 +51,6 @@ func (s *Server) routes() *mux.Router {
 	s.policyRoutes(handle)
 	s.registersRoutes(handle)
 	s.eventsRoutes(handle)
+	s.authRoutes(handle)
 	return r
 }

@@ -23,6 +23,13 @@ type Options struct {
 	PublicURL string
 	// Now is the clock for rate limiting; nil means time.Now.
 	Now func() time.Time
+	// CookieHashKey (64 bytes) and CookieBlockKey (32 bytes) sign and
+	// encrypt session cookies; OAuthSecret (32+ bytes) signs OAuth tokens.
+	// Empty means random keys for this process only.
+	CookieHashKey, CookieBlockKey, OAuthSecret []byte
+	// TrustedProxies are the addresses or CIDR ranges of reverse proxies
+	// whose X-Forwarded-For names the client for sign-in throttling.
+	TrustedProxies []string
 }
 
 // Authenticator resolves a credential of a request to a principal. It
@@ -39,6 +46,9 @@ type Server struct {
 	router  *mux.Router
 	chain   http.Handler
 	openapi []byte
+	sess    *sessions
+	oauth   *oauthServer
+	mcp     http.Handler
 }
 
 // New builds the router with every route and middleware.
