@@ -28,6 +28,7 @@ type Store interface {
 	VendorStore
 	DeviceStore
 	ControlStore
+	KnowledgeStore
 }
 
 // Config holds the service-level settings.
@@ -45,6 +46,7 @@ type App struct {
 	log    *slog.Logger
 	config Config
 	keyc   *keyCache
+	ext    extensions // knowledge and trust sources wired in by main
 }
 
 // New builds the services over a store. now may be nil for time.Now.

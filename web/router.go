@@ -46,5 +46,6 @@ func (s *Server) routes() *mux.Router {
 	handle("PATCH", "/v1/vendors/{id}", canManage, s.updateVendor)
 	handle("POST", "/v1/vendors/{id}/archive", canManage, s.archiveVendor)
 	handle("POST", "/v1/vendors/{id}/restore", canManage, s.restoreVendor)
+	s.questionnaireRoutes(handle)
 	return r
 }
