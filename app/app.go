@@ -29,6 +29,7 @@ type Store interface {
 	DeviceStore
 	ControlStore
 	KnowledgeStore
+	QuestionnaireStore
 }
 
 // Config holds the service-level settings.

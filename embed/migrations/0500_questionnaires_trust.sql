@@ -41,6 +41,7 @@ CREATE TABLE questionnaires (
     file_name TEXT,
     file_type TEXT CHECK (file_type IN ('csv', 'xlsx')),
     file_sha256 TEXT,
+    layout TEXT NOT NULL DEFAULT '[]',
     due_date TEXT,
     sent_at TEXT,
     submitted_at TEXT,
@@ -68,6 +69,7 @@ CREATE TABLE questionnaire_questions (
     sheet TEXT NOT NULL DEFAULT '',
     row_num INTEGER NOT NULL DEFAULT 0,
     answer_col INTEGER NOT NULL DEFAULT 0,
+    comment_col INTEGER NOT NULL DEFAULT -1,
     updated_at TEXT NOT NULL,
     UNIQUE (questionnaire_id, position)
 ) STRICT;
