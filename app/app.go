@@ -30,6 +30,7 @@ type Store interface {
 	ControlStore
 	KnowledgeStore
 	QuestionnaireStore
+	TrustStore
 }
 
 // Config holds the service-level settings.

@@ -34,7 +34,8 @@ table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #eaeef2}
 .badge{display:inline-block;padding:0 8px;border-radius:10px;font-size:.85rem;background:#eaeef2}
 .ok{background:#dafbe1}
-code{word-break:break-all}`
+code{word-break:break-all}
+pre{white-space:pre-wrap;font:inherit;background:#f6f8fa;padding:12px;border-radius:6px}`
 
 // pageCSP allows exactly the page's stylesheet, images, and forms posting
 // back to the appliance.
