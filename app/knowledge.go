@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -107,11 +109,33 @@ type KnowledgeStore interface {
 	ReplaceKBSource(ctx context.Context, orgID, sourceType string, docs []KnowledgeDocument) error
 }
 
-// extensions are the pluggable sources other parts of the appliance wire in.
+// extensions are the pluggable sources other parts of the appliance wire
+// in, plus the knowledge base's caches.
 type extensions struct {
 	mu        sync.RWMutex
 	knowledge []KnowledgeSource
 	trust     TrustComplianceSource
+	// kbGen counts knowledge-base writes; a cached document frequency is
+	// good while the generation it was read in is current.
+	kbGen   uint64
+	dfCache map[string]*dfCache // by organization
+	// srcHash remembers the last indexed content of each source, by
+	// organization and source name, so unchanged sources are not rewritten.
+	srcHash map[string]string
+}
+
+// dfCache holds document frequencies of one organization's index.
+type dfCache struct {
+	gen uint64
+	n   int
+	df  map[string]int
+}
+
+// kbChanged invalidates the cached document frequencies.
+func (a *App) kbChanged() {
+	a.ext.mu.Lock()
+	a.ext.kbGen++
+	a.ext.mu.Unlock()
 }
 
 // AddKnowledgeSource registers a source (e.g. published policies) whose
@@ -132,11 +156,29 @@ func (a *App) syncKnowledgeSources(ctx context.Context, orgID string) error {
 		if err != nil {
 			return fmt.Errorf("read knowledge source %s: %w", s.Name(), err)
 		}
+		h := sha256.New()
+		for _, d := range docs {
+			fmt.Fprintf(h, "%q %q %q %q %q\n", d.ID, d.Name, d.Title, d.Text, d.Tags)
+		}
+		key, sum := orgID+"\x00"+s.Name(), hex.EncodeToString(h.Sum(nil))
+		a.ext.mu.RLock()
+		same := a.ext.srcHash[key] == sum
+		a.ext.mu.RUnlock()
+		if same {
+			continue
+		}
 		if err := a.store.InTx(ctx, func(ctx context.Context) error {
 			return a.store.ReplaceKBSource(ctx, orgID, s.Name(), docs)
 		}); err != nil {
 			return fmt.Errorf("index knowledge source %s: %w", s.Name(), err)
 		}
+		a.ext.mu.Lock()
+		if a.ext.srcHash == nil {
+			a.ext.srcHash = map[string]string{}
+		}
+		a.ext.srcHash[key] = sum
+		a.ext.kbGen++
+		a.ext.mu.Unlock()
 	}
 	return nil
 }
@@ -279,6 +321,7 @@ func (a *App) createKBEntries(ctx context.Context, ins []KBEntryInput, list stri
 	if err != nil {
 		return nil, fmt.Errorf("create knowledge-base entries: %w", err)
 	}
+	a.kbChanged()
 	return es, nil
 }
 
@@ -318,6 +361,7 @@ func (a *App) UpdateKBEntry(ctx context.Context, id string, in KBEntryInput) (*K
 	if err != nil {
 		return nil, fmt.Errorf("update knowledge-base entry %s: %w", id, err)
 	}
+	a.kbChanged()
 	return out, nil
 }
 
@@ -343,6 +387,7 @@ func (a *App) DeleteKBEntry(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("delete knowledge-base entry %s: %w", id, err)
 	}
+	a.kbChanged()
 	return nil
 }
 
@@ -394,7 +439,12 @@ func (a *App) SearchKB(ctx context.Context, query string, page Page) (List[KBHit
 	if len(terms) == 0 {
 		return List[KBHit]{Items: []KBHit{}}, nil
 	}
-	match := matchExpr(terms)
+	sc := a.newScorer(p.OrgID)
+	defer sc.save()
+	match, err := sc.matchFor(ctx, terms)
+	if err != nil {
+		return List[KBHit]{}, fmt.Errorf("search knowledge base: %w", err)
+	}
 	total, err := a.store.CountKBMatches(ctx, p.OrgID, match)
 	if err != nil {
 		return List[KBHit]{}, fmt.Errorf("search knowledge base: %w", err)
@@ -403,7 +453,6 @@ func (a *App) SearchKB(ctx context.Context, query string, page Page) (List[KBHit
 	if err != nil {
 		return List[KBHit]{}, fmt.Errorf("search knowledge base: %w", err)
 	}
-	sc := newScorer(a.store, p.OrgID)
 	for i := range hits {
 		hits[i].Confidence, err = sc.confidence(ctx, terms, &hits[i])
 		if err != nil {
@@ -599,16 +648,6 @@ func analyze(s string) []term {
 	return out
 }
 
-func stemSet(s string) map[string]bool {
-	m := map[string]bool{}
-	for _, w := range tokenize(s) {
-		if !stopwords[w] && len(w) >= 2 {
-			m[stem(w)] = true
-		}
-	}
-	return m
-}
-
 // matchExpr builds an FTS5 query that matches any of the terms, each quoted
 // so that no user input is read as FTS5 syntax.
 func matchExpr(terms []term) string {
@@ -619,16 +658,46 @@ func matchExpr(terms []term) string {
 	return strings.Join(parts, " OR ")
 }
 
-// scorer computes confidences; it caches document frequencies per term.
+// scorer computes confidences. It reads document frequencies through a
+// cache shared by requests and dropped on every knowledge-base write.
 type scorer struct {
+	a     *App
 	store KnowledgeStore
 	orgID string
+	gen   uint64
 	n     int
 	df    map[string]int
+	fresh bool // df holds counts not yet in the shared cache
 }
 
-func newScorer(s KnowledgeStore, orgID string) *scorer {
-	return &scorer{store: s, orgID: orgID, n: -1, df: map[string]int{}}
+func (a *App) newScorer(orgID string) *scorer {
+	s := &scorer{a: a, store: a.store, orgID: orgID, n: -1, df: map[string]int{}}
+	a.ext.mu.RLock()
+	defer a.ext.mu.RUnlock()
+	s.gen = a.ext.kbGen
+	if c := a.ext.dfCache[orgID]; c != nil && c.gen == s.gen {
+		s.n = c.n
+		for k, v := range c.df {
+			s.df[k] = v
+		}
+	}
+	return s
+}
+
+// save shares the counts read, unless the index changed meanwhile.
+func (s *scorer) save() {
+	if !s.fresh {
+		return
+	}
+	s.a.ext.mu.Lock()
+	defer s.a.ext.mu.Unlock()
+	if s.a.ext.kbGen != s.gen {
+		return
+	}
+	if s.a.ext.dfCache == nil {
+		s.a.ext.dfCache = map[string]*dfCache{}
+	}
+	s.a.ext.dfCache[s.orgID] = &dfCache{gen: s.gen, n: s.n, df: s.df}
 }
 
 // idf is the inverse document frequency of a term in the organization's index.
@@ -638,7 +707,7 @@ func (s *scorer) idf(ctx context.Context, t term) (float64, error) {
 		if err != nil {
 			return 0, err
 		}
-		s.n = n
+		s.n, s.fresh = n, true
 	}
 	df, ok := s.df[t.stem]
 	if !ok {
@@ -647,7 +716,14 @@ func (s *scorer) idf(ctx context.Context, t term) (float64, error) {
 		if err != nil {
 			return 0, err
 		}
+		s.fresh = true
 		s.df[t.stem] = df
+	}
+	if df == 0 {
+		// A word the knowledge base never uses is no evidence for or
+		// against any hit: it counts like a moderately common word, so a
+		// question worded with it can still be answered.
+		return logIDF(s.n, max(1, s.n/20)), nil
 	}
 	return logIDF(s.n, df), nil
 }
@@ -661,24 +737,28 @@ func logIDF(n, df int) float64 {
 	return v
 }
 
-// confidence is how well a hit answers the question, from 0 to 1: the
-// harmonic mean of recall (the idf-weighted share of the question's terms
-// the hit's question or tags contain, half credit for its answer) and
-// precision (the share of the hit question's terms that the question has).
+// confidence is how well a hit answers the question, from 0 to 1. Recall
+// is the idf-weighted share of the question's terms found in the hit's
+// question or tags (half credit for its answer); precision is the
+// idf-weighted share of the hit question's terms found in the question.
+// They combine as an F-score that counts recall twice as much, so a hit
+// worded differently but naming the same distinctive things scores well,
+// and one that shares only common words scores low.
 func (s *scorer) confidence(ctx context.Context, terms []term, h *KBHit) (float64, error) {
-	hq := stemSet(h.Question + " " + strings.Join(h.Tags, " "))
-	ha := stemSet(h.Answer)
+	hq := stemWords(h.Question + " " + strings.Join(h.Tags, " "))
+	ha := stemWords(h.Answer)
+	qs := map[string]bool{}
 	var want, got float64
 	for _, t := range terms {
+		qs[t.stem] = true
 		w, err := s.idf(ctx, t)
 		if err != nil {
 			return 0, err
 		}
 		want += w
-		switch {
-		case hq[t.stem]:
+		if _, ok := hq[t.stem]; ok {
 			got += w
-		case ha[t.stem]:
+		} else if _, ok := ha[t.stem]; ok {
 			got += w * 0.5
 		}
 	}
@@ -686,39 +766,90 @@ func (s *scorer) confidence(ctx context.Context, terms []term, h *KBHit) (float6
 		return 0, nil
 	}
 	recall := got / want
-	qs := map[string]bool{}
-	for _, t := range terms {
-		qs[t.stem] = true
-	}
-	own := stemSet(h.Question)
-	var overlap int
-	for st := range own {
+	var own, shared float64
+	for st, word := range stemWords(h.Question) {
+		w, err := s.idf(ctx, term{stem: st, word: word})
+		if err != nil {
+			return 0, err
+		}
+		own += w
 		if qs[st] {
-			overlap++
+			shared += w
 		}
 	}
 	precision := recall
-	if len(own) > 0 {
-		precision = float64(overlap) / float64(len(own))
+	if own > 0 {
+		precision = shared / own
 	}
-	if recall+precision == 0 {
+	const beta2 = 2.0
+	if recall == 0 || precision == 0 {
 		return 0, nil
 	}
-	f := 2 * recall * precision / (recall + precision)
+	f := (1 + beta2) * recall * precision / (beta2*precision + recall)
 	return float64(int(f*100+0.5)) / 100, nil
+}
+
+// stemWords maps the stems of the meaningful words of s to a word as written.
+func stemWords(s string) map[string]string {
+	m := map[string]string{}
+	for _, w := range tokenize(s) {
+		if !stopwords[w] && len(w) >= 2 {
+			if st := stem(w); m[st] == "" {
+				m[st] = w
+			}
+		}
+	}
+	return m
+}
+
+// commonShare is the share of documents above which a term is left out of
+// the candidate query (when rarer terms remain): such words barely change
+// BM25's order but make every query touch most of the index.
+const commonShare = 0.1
+
+// matchFor builds the candidate query of a question from its distinctive
+// terms: those found in the index but not in most of it. Without any, it
+// falls back to every term found, then to every term.
+func (s *scorer) matchFor(ctx context.Context, terms []term) (string, error) {
+	var rare, found []term
+	for _, t := range terms {
+		if _, err := s.idf(ctx, t); err != nil {
+			return "", err
+		}
+		df := s.df[t.stem]
+		if df == 0 {
+			continue
+		}
+		found = append(found, t)
+		if float64(df) <= commonShare*float64(s.n) {
+			rare = append(rare, t)
+		}
+	}
+	switch {
+	case len(rare) > 0:
+		return matchExpr(rare), nil
+	case len(found) > 0:
+		return matchExpr(found), nil
+	}
+	return matchExpr(terms), nil
 }
 
 // bestAnswers returns the best hit for each question (nil when nothing
 // matches), scoring the top candidates of BM25 by confidence.
 func (a *App) bestAnswers(ctx context.Context, orgID string, questions []string) ([]*KBHit, error) {
-	sc := newScorer(a.store, orgID)
+	sc := a.newScorer(orgID)
+	defer sc.save()
 	out := make([]*KBHit, len(questions))
 	for i, q := range questions {
 		terms := analyze(q)
 		if len(terms) == 0 {
 			continue
 		}
-		hits, err := a.store.SearchKB(ctx, orgID, matchExpr(terms), 8, 0)
+		match, err := sc.matchFor(ctx, terms)
+		if err != nil {
+			return nil, err
+		}
+		hits, err := a.store.SearchKB(ctx, orgID, match, 8, 0)
 		if err != nil {
 			return nil, err
 		}

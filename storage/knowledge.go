@@ -17,6 +17,25 @@ const kbColumns = `id, question, answer, tags, source_document, owner_id, review
 // tagSep joins tags in the index; the tokenizer ignores it.
 const tagSep = " ; "
 
+// orgToken is the organization id as a single index token.
+func orgToken(orgID string) string {
+	return strings.ToLower(strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, orgID))
+}
+
+// orgMatch narrows an FTS5 expression to one organization.
+func orgMatch(orgID, match string) string {
+	m := `org_token : "` + orgToken(orgID) + `"`
+	if match != "" {
+		m += " AND (" + match + ")"
+	}
+	return m
+}
+
 func scanKBEntry(row interface{ Scan(...any) error }) (*app.KBEntry, error) {
 	var e app.KBEntry
 	var tags, created, updated string
@@ -38,9 +57,9 @@ func (db *DB) indexEntry(ctx context.Context, orgID string, e *app.KBEntry) erro
 	if e.SourceDocument != nil {
 		name = *e.SourceDocument
 	}
-	_, err := db.wr(ctx).ExecContext(ctx, `INSERT INTO kb_index (rowid, organization_id, source_type, ref, name, question, answer, tags)
-		SELECT rowid, ?, ?, id, ?, ?, ?, ? FROM kb_entries WHERE organization_id = ? AND id = ?`,
-		orgID, app.SourceTypeEntry, name, e.Question, e.Answer, strings.Join(e.Tags, tagSep), orgID, e.ID)
+	_, err := db.wr(ctx).ExecContext(ctx, `INSERT INTO kb_index (rowid, organization_id, org_token, source_type, ref, name, question, answer, tags)
+		SELECT rowid, ?, ?, ?, id, ?, ?, ?, ? FROM kb_entries WHERE organization_id = ? AND id = ?`,
+		orgID, orgToken(orgID), app.SourceTypeEntry, name, e.Question, e.Answer, strings.Join(e.Tags, tagSep), orgID, e.ID)
 	if err != nil {
 		return fmt.Errorf("index entry %s: %w", e.ID, err)
 	}
@@ -144,15 +163,18 @@ func (db *DB) ListKBEntries(ctx context.Context, orgID string, f app.KBFilter) (
 	return out, rows.Err()
 }
 
-// bm25Weights weight the columns of kb_index: the four unindexed columns,
-// then question, answer and tags.
-const bm25Weights = `0, 0, 0, 0, 4.0, 1.0, 2.0`
+// bm25Weights weight the columns of kb_index: organization, its token and
+// the three unindexed columns count nothing; then question, answer, tags.
+const bm25Weights = `0, 0, 0, 0, 0, 4.0, 1.0, 2.0`
 
-// SearchKB returns the hits of an FTS5 expression, best BM25 first.
+// SearchKB returns the hits of an FTS5 expression, best BM25 first. The
+// inner query ranks rowids only, so stored text is read for the page alone.
 func (db *DB) SearchKB(ctx context.Context, orgID, match string, limit, offset int) ([]app.KBHit, error) {
-	rows, err := db.rd(ctx).QueryContext(ctx, `SELECT source_type, ref, name, question, answer, tags, bm25(kb_index, `+bm25Weights+`)
-		FROM kb_index WHERE kb_index MATCH ? AND organization_id = ?
-		ORDER BY bm25(kb_index, `+bm25Weights+`) LIMIT ? OFFSET ?`, match, orgID, limit, offset)
+	rows, err := db.rd(ctx).QueryContext(ctx, `SELECT k.source_type, k.ref, k.name, k.question, k.answer, k.tags, top.score
+		FROM (SELECT rowid AS id, bm25(kb_index, `+bm25Weights+`) AS score FROM kb_index WHERE kb_index MATCH ?
+			ORDER BY score LIMIT ? OFFSET ?) AS top
+		JOIN kb_index AS k ON k.rowid = top.id
+		WHERE k.organization_id = ? ORDER BY top.score`, orgMatch(orgID, match), limit, offset, orgID)
 	if err != nil {
 		return nil, fmt.Errorf("search knowledge base: %w", err)
 	}
@@ -178,12 +200,7 @@ func (db *DB) SearchKB(ctx context.Context, orgID, match string, limit, offset i
 // expression; an empty expression counts all of them.
 func (db *DB) CountKBMatches(ctx context.Context, orgID, match string) (int, error) {
 	var n int
-	var err error
-	if match == "" {
-		err = db.rd(ctx).QueryRowContext(ctx, `SELECT count(*) FROM kb_index WHERE organization_id = ?`, orgID).Scan(&n)
-	} else {
-		err = db.rd(ctx).QueryRowContext(ctx, `SELECT count(*) FROM kb_index WHERE kb_index MATCH ? AND organization_id = ?`, match, orgID).Scan(&n)
-	}
+	err := db.rd(ctx).QueryRowContext(ctx, `SELECT count(*) FROM kb_index WHERE kb_index MATCH ?`, orgMatch(orgID, match)).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count knowledge-base matches: %w", err)
 	}
@@ -205,8 +222,8 @@ func (db *DB) ReplaceKBSource(ctx context.Context, orgID, sourceType string, doc
 		return err
 	}
 	for i, d := range docs {
-		_, err := q.ExecContext(ctx, `INSERT INTO kb_index (rowid, organization_id, source_type, ref, name, question, answer, tags)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, low-int64(i)-1, orgID, sourceType, d.ID, d.Name, d.Title, d.Text, strings.Join(d.Tags, tagSep))
+		_, err := q.ExecContext(ctx, `INSERT INTO kb_index (rowid, organization_id, org_token, source_type, ref, name, question, answer, tags)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, low-int64(i)-1, orgID, orgToken(orgID), sourceType, d.ID, d.Name, d.Title, d.Text, strings.Join(d.Tags, tagSep))
 		if err != nil {
 			return fmt.Errorf("index %s %s: %w", sourceType, d.ID, err)
 		}

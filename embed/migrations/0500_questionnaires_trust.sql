@@ -18,9 +18,11 @@ CREATE INDEX kb_entries_org ON kb_entries(organization_id, id);
 -- entries (source_type 'entry', ref = entry id) and documents of other
 -- knowledge sources such as published policies (source_type = the source's
 -- name, ref = its id). Kept in step by the storage code, in the same
--- transaction as the change.
+-- transaction as the change. org_token holds the organization id as one
+-- token so that MATCH itself narrows to one organization.
 CREATE VIRTUAL TABLE kb_index USING fts5(
     organization_id UNINDEXED,
+    org_token,
     source_type UNINDEXED,
     ref UNINDEXED,
     name UNINDEXED,
