@@ -212,7 +212,10 @@ type QuestionnaireStore interface {
 	UpdateQuestionnaire(ctx context.Context, orgID string, q *Questionnaire) error
 	DeleteQuestionnaire(ctx context.Context, orgID, id string) error
 	UpdateQuestions(ctx context.Context, orgID string, qs []Question) error
-	CountQuestionnairesSince(ctx context.Context, orgID string, since time.Time) (int, error)
+	// QuestionnaireUsage returns how many questionnaires were created in a month (YYYY-MM).
+	QuestionnaireUsage(ctx context.Context, orgID, month string) (int, error)
+	// AddQuestionnaireUsage counts one more questionnaire in a month.
+	AddQuestionnaireUsage(ctx context.Context, orgID, month string) error
 	CreateQuestionnaireLink(ctx context.Context, l *QuestionnaireLink) error
 	GetQuestionnaireLink(ctx context.Context, tokenHash string) (*QuestionnaireLink, error)
 	UpdateQuestionnaireLink(ctx context.Context, l *QuestionnaireLink) error
@@ -225,12 +228,9 @@ func HashToken(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func monthStart(t time.Time) time.Time {
-	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-}
-
-// checkQuestionnaireLimit enforces the plan's questionnaires per calendar month.
-func (a *App) checkQuestionnaireLimit(ctx context.Context, p *Principal) error {
+// useQuestionnaire enforces the plan's questionnaires per calendar month
+// (UTC) and counts one more; it runs in the creating transaction.
+func (a *App) useQuestionnaire(ctx context.Context, p *Principal) error {
 	plan := p.Plan
 	if plan == "" {
 		o, err := a.store.GetOrganization(ctx, p.OrgID)
@@ -239,11 +239,15 @@ func (a *App) checkQuestionnaireLimit(ctx context.Context, p *Principal) error {
 		}
 		plan = o.Plan
 	}
-	used, err := a.store.CountQuestionnairesSince(ctx, p.OrgID, monthStart(a.Now()))
+	month := a.Now().Format("2006-01")
+	used, err := a.store.QuestionnaireUsage(ctx, p.OrgID, month)
 	if err != nil {
 		return err
 	}
-	return a.CheckLimit(plan, "questionnaires", used)
+	if err := a.CheckLimit(plan, "questionnaires", used); err != nil {
+		return err
+	}
+	return a.store.AddQuestionnaireUsage(ctx, p.OrgID, month)
 }
 
 func (a *App) checkVendor(ctx context.Context, orgID string, id *string, ve *ValidationError) (*Vendor, error) {
@@ -266,7 +270,7 @@ func (a *App) insertQuestionnaire(ctx context.Context, p *Principal, q *Question
 		if err := ve.Err(); err != nil {
 			return err
 		}
-		if err := a.checkQuestionnaireLimit(ctx, p); err != nil {
+		if err := a.useQuestionnaire(ctx, p); err != nil {
 			return err
 		}
 		if err := a.store.CreateQuestionnaire(ctx, p.OrgID, q); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -186,15 +187,24 @@ func (db *DB) UpdateQuestions(ctx context.Context, orgID string, qs []app.Questi
 	return nil
 }
 
-// CountQuestionnairesSince counts questionnaires created at or after since.
-func (db *DB) CountQuestionnairesSince(ctx context.Context, orgID string, since time.Time) (int, error) {
+// QuestionnaireUsage returns the questionnaires created in a month.
+func (db *DB) QuestionnaireUsage(ctx context.Context, orgID, month string) (int, error) {
 	var n int
-	err := db.rd(ctx).QueryRowContext(ctx, `SELECT count(*) FROM questionnaires WHERE organization_id = ? AND created_at >= ?`,
-		orgID, ts(since)).Scan(&n)
+	err := db.rd(ctx).QueryRowContext(ctx, `SELECT used FROM questionnaire_usage WHERE organization_id = ? AND month = ?`, orgID, month).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
 	if err != nil {
-		return 0, fmt.Errorf("count questionnaires: %w", err)
+		return 0, fmt.Errorf("read questionnaire usage: %w", err)
 	}
 	return n, nil
+}
+
+// AddQuestionnaireUsage counts one more questionnaire in a month.
+func (db *DB) AddQuestionnaireUsage(ctx context.Context, orgID, month string) error {
+	_, err := db.wr(ctx).ExecContext(ctx, `INSERT INTO questionnaire_usage (organization_id, month, used) VALUES (?, ?, 1)
+		ON CONFLICT (organization_id, month) DO UPDATE SET used = used + 1`, orgID, month)
+	return mapErr(err)
 }
 
 const linkColumns = `id, organization_id, questionnaire_id, vendor_id, token_hash, csrf_secret, expires_at, used_at, revoked_at, created_at`

@@ -236,9 +236,16 @@ func TestQuestionnaireMonthlyLimit(t *testing.T) {
 	org := e.org("Small", app.PlanStarter)
 	admin := e.key(org, app.RoleAdmin)
 	body := map[string]any{"templateId": "gdpr-processor"}
+	var first string
 	for i := 0; i < 5; i++ {
-		wantStatus(t, e.do("POST", "/v1/questionnaire", admin, body), http.StatusCreated)
+		rec := e.do("POST", "/v1/questionnaire", admin, body)
+		wantStatus(t, rec, http.StatusCreated)
+		first = obj(t, rec)["id"].(string)
 	}
+	// Deleting one does not give the allowance back.
+	wantStatus(t, e.do("DELETE", "/v1/questionnaire/"+first, admin, nil), http.StatusNoContent)
+	// A rejected create does not use the allowance up.
+	wantField(t, e.do("POST", "/v1/questionnaire", admin, map[string]any{"templateId": "nope"}), "templateId")
 	er := wantError(t, e.do("POST", "/v1/questionnaire", admin, body), http.StatusForbidden, "forbidden")
 	if d := er["details"].(map[string]any); d["limit"] != "questionnaires" || d["allowed"] != float64(5) {
 		t.Fatalf("details: %v", d)

@@ -113,6 +113,9 @@ func TestTrustPortalPublicPage(t *testing.T) {
 	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "style-src 'sha256-") {
 		t.Fatalf("csp: %s", csp)
 	}
+	if rec.Header().Get("X-RateLimit-Limit") == "" {
+		t.Fatal("public pages are rate limited")
+	}
 
 	rec = e.do("GET", "/v1/trust/acme", "", nil)
 	wantStatus(t, rec, http.StatusOK)

@@ -54,6 +54,15 @@ CREATE INDEX questionnaires_org ON questionnaires(organization_id, id);
 CREATE INDEX questionnaires_org_created ON questionnaires(organization_id, created_at);
 CREATE INDEX questionnaires_org_vendor ON questionnaires(organization_id, vendor_id);
 
+-- Questionnaires created per calendar month (YYYY-MM), for the plan limit;
+-- deleting a questionnaire does not give its allowance back.
+CREATE TABLE questionnaire_usage (
+    organization_id TEXT NOT NULL REFERENCES organizations(id),
+    month TEXT NOT NULL,
+    used INTEGER NOT NULL,
+    PRIMARY KEY (organization_id, month)
+) STRICT;
+
 CREATE TABLE questionnaire_questions (
     id TEXT PRIMARY KEY,
     organization_id TEXT NOT NULL,
