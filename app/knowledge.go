@@ -391,13 +391,31 @@ func (a *App) DeleteKBEntry(ctx context.Context, id string) error {
 	return nil
 }
 
-// GetKBEntry returns one entry.
+// staffRead refuses employees and contractors, who read only what is
+// assigned to them, the questionnaire, knowledge-base search and trust
+// administration reads.
+func staffRead(p *Principal) error {
+	if p.SeesOnlyAssigned() {
+		return Errorf(ErrForbidden, "the %s role may not read this", p.Role)
+	}
+	return nil
+}
+
+// GetKBEntry returns one entry; employees and contractors see only the
+// entries they own.
 func (a *App) GetKBEntry(ctx context.Context, id string) (*KBEntry, error) {
 	p, err := principal(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return a.store.GetKBEntry(ctx, p.OrgID, id)
+	e, err := a.store.GetKBEntry(ctx, p.OrgID, id)
+	if err != nil {
+		return nil, err
+	}
+	if p.SeesOnlyAssigned() && (e.OwnerID == nil || *e.OwnerID != p.UserID) {
+		return nil, ErrNotFound
+	}
+	return e, nil
 }
 
 // ListKBEntries lists entries, newest first.
@@ -414,6 +432,12 @@ func (a *App) ListKBEntries(ctx context.Context, f KBFilter) (List[KBEntry], err
 		f.ReviewDueBefore = t.Format("2006-01-02")
 	}
 	f.Tag = strings.ToLower(strings.TrimSpace(f.Tag))
+	if p.SeesOnlyAssigned() {
+		if p.UserID == "" || (f.OwnerID != "" && f.OwnerID != p.UserID) {
+			return List[KBEntry]{Items: []KBEntry{}}, nil
+		}
+		f.OwnerID = p.UserID
+	}
 	return a.store.ListKBEntries(ctx, p.OrgID, f)
 }
 
@@ -423,6 +447,9 @@ func (a *App) ListKBEntries(ctx context.Context, f KBFilter) (List[KBEntry], err
 func (a *App) SearchKB(ctx context.Context, query string, page Page) (List[KBHit], error) {
 	p, err := principal(ctx)
 	if err != nil {
+		return List[KBHit]{}, err
+	}
+	if err := staffRead(p); err != nil {
 		return List[KBHit]{}, err
 	}
 	query = strings.TrimSpace(query)

@@ -427,6 +427,9 @@ func (a *App) GetQuestionnaire(ctx context.Context, id string) (*Questionnaire, 
 	if err != nil {
 		return nil, err
 	}
+	if err := staffRead(p); err != nil {
+		return nil, err
+	}
 	return a.store.GetQuestionnaire(ctx, p.OrgID, id, true)
 }
 
@@ -434,6 +437,9 @@ func (a *App) GetQuestionnaire(ctx context.Context, id string) (*Questionnaire, 
 func (a *App) ListQuestionnaires(ctx context.Context, f QuestionnaireFilter) (List[Questionnaire], error) {
 	p, err := principal(ctx)
 	if err != nil {
+		return List[Questionnaire]{}, err
+	}
+	if err := staffRead(p); err != nil {
 		return List[Questionnaire]{}, err
 	}
 	ve := NewValidationError()
@@ -853,6 +859,9 @@ func (a *App) AutoAnswer(ctx context.Context, id string, in AutoAnswerInput) (*A
 func (a *App) ExportQuestionnaire(ctx context.Context, id, format string) (*ExportFile, error) {
 	p, err := principal(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := staffRead(p); err != nil {
 		return nil, err
 	}
 	if format == "" {

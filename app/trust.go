@@ -235,6 +235,9 @@ func (a *App) GetTrustSettings(ctx context.Context) (*TrustSettings, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := staffRead(p); err != nil {
+		return nil, err
+	}
 	return a.trustSettings(ctx, p.OrgID)
 }
 
@@ -477,6 +480,9 @@ func (a *App) GetTrustDocument(ctx context.Context, id string) (*TrustDocument, 
 	if err != nil {
 		return nil, err
 	}
+	if err := staffRead(p); err != nil {
+		return nil, err
+	}
 	return a.store.GetTrustDocument(ctx, p.OrgID, id)
 }
 
@@ -484,6 +490,9 @@ func (a *App) GetTrustDocument(ctx context.Context, id string) (*TrustDocument, 
 func (a *App) ListTrustDocuments(ctx context.Context, access string) ([]TrustDocument, error) {
 	p, err := principal(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := staffRead(p); err != nil {
 		return nil, err
 	}
 	ve := NewValidationError()
@@ -512,6 +521,9 @@ func (a *App) OpenTrustDocumentFile(ctx context.Context, id string) (*TrustDocum
 func (a *App) ListNDASignatures(ctx context.Context, pg Page) (List[NDASignature], error) {
 	p, err := principal(ctx)
 	if err != nil {
+		return List[NDASignature]{}, err
+	}
+	if err := staffRead(p); err != nil {
 		return List[NDASignature]{}, err
 	}
 	return a.store.ListNDASignatures(ctx, p.OrgID, pg)
@@ -825,6 +837,9 @@ func (a *App) ListTrustRequests(ctx context.Context, status string, pg Page) (Li
 	if err != nil {
 		return List[TrustAccessRequest]{}, err
 	}
+	if err := staffRead(p); err != nil {
+		return List[TrustAccessRequest]{}, err
+	}
 	ve := NewValidationError()
 	oneOf(ve, "status", status, TrustRequestStatuses)
 	if err := ve.Err(); err != nil {
@@ -837,6 +852,9 @@ func (a *App) ListTrustRequests(ctx context.Context, status string, pg Page) (Li
 func (a *App) GetTrustRequest(ctx context.Context, id string) (*TrustAccessRequest, error) {
 	p, err := principal(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := staffRead(p); err != nil {
 		return nil, err
 	}
 	return a.store.GetTrustRequest(ctx, p.OrgID, id)
@@ -923,6 +941,9 @@ func (a *App) DecideTrustRequest(ctx context.Context, id, decision string, in Tr
 func (a *App) ListTrustDownloads(ctx context.Context, requestID string, pg Page) (List[TrustDownload], error) {
 	p, err := principal(ctx)
 	if err != nil {
+		return List[TrustDownload]{}, err
+	}
+	if err := staffRead(p); err != nil {
 		return List[TrustDownload]{}, err
 	}
 	return a.store.ListTrustDownloads(ctx, p.OrgID, requestID, pg)

@@ -97,6 +97,15 @@ func TestKnowledgeBaseCRUD(t *testing.T) {
 	}
 	wantField(t, e.do("GET", "/v1/knowledge-base/entries?reviewDueBefore=x", auditor, nil), "reviewDueBefore")
 
+	// Employees see the entries they own, and do not search.
+	emp := e.key(org, app.RoleEmployee)
+	wantError(t, e.do("GET", "/v1/knowledge-base/search?q=encryption", emp, nil), http.StatusForbidden, "forbidden")
+	wantError(t, e.do("GET", "/v1/knowledge-base/entries/"+id, emp, nil), http.StatusNotFound, "not_found")
+	rec = e.do("GET", "/v1/knowledge-base/entries", emp, nil)
+	if meta := obj(t, rec)["meta"].(map[string]any); meta["total"] != float64(0) {
+		t.Fatalf("employee list: %v", meta)
+	}
+
 	wantError(t, e.do("DELETE", "/v1/knowledge-base/entries/"+id, auditor, nil), http.StatusForbidden, "forbidden")
 	wantStatus(t, e.do("DELETE", "/v1/knowledge-base/entries/"+id, admin, nil), http.StatusNoContent)
 	wantError(t, e.do("GET", "/v1/knowledge-base/entries/"+id, admin, nil), http.StatusNotFound, "not_found")

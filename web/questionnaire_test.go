@@ -479,12 +479,15 @@ func TestQuestionnaireAccessRules(t *testing.T) {
 				wantError(t, e.do(rt.method, rt.path, employee, rt.body), http.StatusForbidden, "forbidden")
 			} else {
 				wantStatus(t, e.do(rt.method, rt.path, auditor, rt.body), http.StatusOK)
+				// Employees and contractors read only what is assigned to them.
+				wantError(t, e.do(rt.method, rt.path, employee, rt.body), http.StatusForbidden, "forbidden")
 			}
 		})
 	}
 	for _, p := range []string{"/v1/questionnaire", "/v1/questionnaire/upload"} {
 		wantError(t, e.do("POST", p, auditor, map[string]any{"templateId": "gdpr-processor"}), http.StatusForbidden, "forbidden")
 	}
+	wantError(t, e.do("GET", "/v1/questionnaire", employee, nil), http.StatusForbidden, "forbidden")
 	rec = e.do("GET", "/v1/questionnaire", other, nil)
 	wantStatus(t, rec, http.StatusOK)
 	if n := obj(t, rec)["meta"].(map[string]any)["total"]; n != float64(0) {

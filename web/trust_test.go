@@ -379,4 +379,11 @@ func TestTrustAccessJSONDenyRevoke(t *testing.T) {
 	wantError(t, e.do("DELETE", "/v1/trust-portal/documents/"+doc, auditor, nil), http.StatusForbidden, "forbidden")
 	wantError(t, e.do("POST", "/v1/trust-access/admin/requests/"+rid+"/deny", auditor, nil), http.StatusForbidden, "forbidden")
 	wantError(t, e.do("GET", "/v1/trust-access/admin/requests", "", nil), http.StatusUnauthorized, "unauthorized")
+	wantError(t, e.do("POST", "/v1/trust-access/admin/requests/"+rid+"/revoke", other, nil), http.StatusNotFound, "not_found")
+	employee := e.key(org, app.RoleEmployee)
+	for _, p := range []string{"/v1/trust-portal/settings", "/v1/trust-portal/documents", "/v1/trust-portal/documents/" + doc,
+		"/v1/trust-portal/documents/" + doc + "/download", "/v1/trust-portal/nda-signatories", "/v1/trust-access/admin/requests",
+		"/v1/trust-access/admin/requests/" + rid, "/v1/trust-access/admin/downloads"} {
+		wantError(t, e.do("GET", p, employee, nil), http.StatusForbidden, "forbidden")
+	}
 }
