@@ -810,38 +810,54 @@ func (a *App) AutoAnswer(ctx context.Context, id string, in AutoAnswerInput) (*A
 		return nil, fmt.Errorf("auto-answer questionnaire %s: %w", id, err)
 	}
 	now := a.Now()
-	changed := make([]Question, 0, len(todo))
+	read := map[string]time.Time{}
+	changed := map[string]Question{}
 	for k, i := range todo {
-		qq := &q.Questions[i]
+		qq := q.Questions[i]
+		read[qq.ID] = qq.UpdatedAt
 		h := best[k]
 		if h != nil && h.Confidence >= minConf {
 			qq.Answer, qq.Status, qq.Confidence = Ptr(h.Answer), AnswerGenerated, Ptr(h.Confidence)
 			qq.Source = &AnswerSource{Type: h.SourceType, ID: h.SourceID, Name: h.SourceName}
-			res.Answered++
 		} else {
 			qq.Answer, qq.Status, qq.Source, qq.Confidence = nil, AnswerUntouched, nil, nil
 			if h != nil {
 				qq.Confidence = Ptr(h.Confidence)
 			}
-			res.Unanswered++
 		}
 		qq.UpdatedAt = now
-		changed = append(changed, *qq)
+		changed[qq.ID] = qq
 	}
 	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		cur, err := a.store.GetQuestionnaire(ctx, p.OrgID, id, false)
+		// Answers given while the matching ran win over generated ones.
+		cur, err := a.store.GetQuestionnaire(ctx, p.OrgID, id, true)
 		if err != nil {
 			return err
 		}
-		if err := a.store.UpdateQuestions(ctx, p.OrgID, changed); err != nil {
+		res.Answered, res.Unanswered = 0, 0
+		var write []Question
+		for i, qq := range cur.Questions {
+			c, ok := changed[qq.ID]
+			if !ok || !qq.UpdatedAt.Equal(read[qq.ID]) {
+				continue
+			}
+			cur.Questions[i] = c
+			write = append(write, c)
+			if c.Answer != nil {
+				res.Answered++
+			} else {
+				res.Unanswered++
+			}
+		}
+		if err := a.store.UpdateQuestions(ctx, p.OrgID, write); err != nil {
 			return err
 		}
-		q.Status, q.SentAt, q.SubmittedAt = cur.Status, cur.SentAt, cur.SubmittedAt
-		q.UpdatedAt = now
-		countAnswered(q)
-		if err := a.store.UpdateQuestionnaire(ctx, p.OrgID, q); err != nil {
+		cur.UpdatedAt = now
+		countAnswered(cur)
+		if err := a.store.UpdateQuestionnaire(ctx, p.OrgID, cur); err != nil {
 			return err
 		}
+		q = cur
 		return a.record(ctx, Mutation{Action: "auto_answered", ResourceType: "questionnaire", ResourceID: id,
 			After: map[string]any{"answered": res.Answered, "unanswered": res.Unanswered, "minConfidence": minConf}})
 	})

@@ -11,6 +11,9 @@ import (
 	"github.com/xuri/excelize/v2"
 )
 
+// xlsxLimits bound what a workbook may unpack to, against zip bombs.
+var xlsxLimits = excelize.Options{UnzipSizeLimit: 256 << 20, UnzipXMLSizeLimit: 64 << 20}
+
 // Questionnaire file limits.
 const (
 	maxQuestions      = 2000
@@ -162,7 +165,7 @@ func parseQuestionFile(name string, data []byte) (*parsedFile, error) {
 	pf := &parsedFile{}
 	if isXLSX(name, data) {
 		pf.fileType = "xlsx"
-		f, err := excelize.OpenReader(bytes.NewReader(data))
+		f, err := excelize.OpenReader(bytes.NewReader(data), xlsxLimits)
 		if err != nil {
 			return nil, Invalid("file", CodeInvalid, nil, "the file is not a readable XLSX workbook")
 		}
@@ -230,9 +233,22 @@ func setGrid(rows [][]string, r, c int, v string) [][]string {
 	return rows
 }
 
+// csvCell keeps a spreadsheet from reading a CSV cell as a formula: a
+// value starting with =, +, -, @, tab or carriage return gets a leading
+// apostrophe (answers come from vendors and must not run in the reader's
+// spreadsheet).
+func csvCell(v string) string {
+	if v != "" && strings.ContainsRune("=+-@\t\r", rune(v[0])) {
+		return "'" + v
+	}
+	return v
+}
+
+func plainCell(v string) string { return v }
+
 // fillGrid writes answers (and comments) of the questions of one sheet
-// into its grid.
-func fillGrid(rows [][]string, l SheetLayout, qs []Question) [][]string {
+// into its grid, each passed through cell.
+func fillGrid(rows [][]string, l SheetLayout, qs []Question, cell func(string) string) [][]string {
 	if l.AddedAnswerCol && l.HeaderRow >= 0 {
 		rows = setGrid(rows, l.HeaderRow, l.AnswerCol, "Answer")
 	}
@@ -240,9 +256,9 @@ func fillGrid(rows [][]string, l SheetLayout, qs []Question) [][]string {
 		if q.Sheet != l.Sheet {
 			continue
 		}
-		rows = setGrid(rows, q.Row, q.AnswerCol, deref(q.Answer))
+		rows = setGrid(rows, q.Row, q.AnswerCol, cell(deref(q.Answer)))
 		if q.CommentCol >= 0 && q.Comment != nil {
-			rows = setGrid(rows, q.Row, q.CommentCol, *q.Comment)
+			rows = setGrid(rows, q.Row, q.CommentCol, cell(*q.Comment))
 		}
 	}
 	return rows
@@ -302,7 +318,7 @@ func gridXLSX(sheet string, rows [][]string) ([]byte, error) {
 }
 
 // generatedGrid is the layout of questionnaires that were not uploaded.
-func generatedGrid(qs []Question) [][]string {
+func generatedGrid(qs []Question, cell func(string) string) [][]string {
 	rows := [][]string{{"Section", "Question", "Answer", "Comment", "Status", "Confidence", "Source"}}
 	for _, q := range qs {
 		conf, src := "", ""
@@ -315,7 +331,7 @@ func generatedGrid(qs []Question) [][]string {
 				src = q.Source.ID
 			}
 		}
-		rows = append(rows, []string{q.Section, q.Question, deref(q.Answer), deref(q.Comment), q.Status, conf, src})
+		rows = append(rows, []string{cell(q.Section), cell(q.Question), cell(deref(q.Answer)), cell(deref(q.Comment)), q.Status, conf, cell(src)})
 	}
 	return rows
 }
@@ -336,7 +352,11 @@ func renderExport(q *Questionnaire, original []byte, format string) (*ExportFile
 	var err error
 	switch {
 	case original == nil || len(q.Layout) == 0:
-		rows := generatedGrid(q.Questions)
+		cell := plainCell
+		if format == FormatCSV {
+			cell = csvCell
+		}
+		rows := generatedGrid(q.Questions, cell)
 		if format == FormatCSV {
 			out.Data, err = writeCSV(rows)
 		} else {
@@ -357,20 +377,24 @@ func renderExport(q *Questionnaire, original []byte, format string) (*ExportFile
 			}
 		}
 		var rows [][]string
-		f, ferr := excelize.OpenReader(bytes.NewReader(original))
+		f, ferr := excelize.OpenReader(bytes.NewReader(original), xlsxLimits)
 		if ferr != nil {
 			return nil, fmt.Errorf("open uploaded workbook: %w", ferr)
 		}
 		rows, err = f.GetRows(best.Sheet)
 		f.Close()
 		if err == nil {
-			out.Data, err = writeCSV(fillGrid(rows, best, q.Questions))
+			out.Data, err = writeCSV(fillGrid(rows, best, q.Questions, csvCell))
 		}
 	default:
 		var rows [][]string
 		rows, err = readCSVGrid(original)
 		if err == nil {
-			rows = fillGrid(rows, q.Layout[0], q.Questions)
+			cell := plainCell
+			if format == FormatCSV {
+				cell = csvCell
+			}
+			rows = fillGrid(rows, q.Layout[0], q.Questions, cell)
 			if format == FormatCSV {
 				out.Data, err = writeCSV(rows)
 			} else {
@@ -387,7 +411,7 @@ func renderExport(q *Questionnaire, original []byte, format string) (*ExportFile
 // fillWorkbook writes the answers into the uploaded workbook, keeping its
 // sheets, styles and every other cell.
 func fillWorkbook(original []byte, q *Questionnaire) ([]byte, error) {
-	f, err := excelize.OpenReader(bytes.NewReader(original))
+	f, err := excelize.OpenReader(bytes.NewReader(original), xlsxLimits)
 	if err != nil {
 		return nil, fmt.Errorf("open uploaded workbook: %w", err)
 	}

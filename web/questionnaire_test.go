@@ -366,6 +366,15 @@ func TestQuestionnaireUploadAutoAnswerExportCSV(t *testing.T) {
 	}
 	wantField(t, e.do("GET", "/v1/questionnaire/"+qid+"/export?format=pdf", admin, nil), "format")
 
+	// A vendor-typed formula is exported as text, not as a formula.
+	q3 := qs[2].(map[string]any)["id"].(string)
+	wantStatus(t, e.do("POST", "/v1/questionnaire/"+qid+"/fill", admin, map[string]any{"answers": []map[string]any{{"questionId": q3, "answer": "=HYPERLINK(\"http://evil.test\")"}}}), http.StatusOK)
+	rec = e.do("GET", "/v1/questionnaire/"+qid+"/export?format=csv", admin, nil)
+	rows, _ = csv.NewReader(bytes.NewReader(rec.Body.Bytes())).ReadAll()
+	if rows[4][3] != "'=HYPERLINK(\"http://evil.test\")" {
+		t.Fatalf("formula not neutralized: %q", rows[4][3])
+	}
+
 	// The CSV upload also exports as a workbook in the same layout.
 	rec = e.do("GET", "/v1/questionnaire/"+qid+"/export?format=xlsx", admin, nil)
 	wantStatus(t, rec, http.StatusOK)
