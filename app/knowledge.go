@@ -601,6 +601,7 @@ type bomReader struct {
 	start bool
 }
 
+// Read drops a UTF-8 byte-order mark at the start of the stream.
 func (b *bomReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if !b.start && n > 0 {

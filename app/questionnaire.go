@@ -202,6 +202,7 @@ type LinkView struct {
 	Questionnaire    *Questionnaire
 	OrganizationName string
 	VendorName       string
+	Branding         Branding
 }
 
 // QuestionnaireStore persists questionnaires, questions and links.
@@ -705,7 +706,7 @@ func (a *App) OpenQuestionnaireLink(ctx context.Context, token string) (*LinkVie
 	if o.Branding.DisplayName != nil && *o.Branding.DisplayName != "" {
 		name = *o.Branding.DisplayName
 	}
-	return &LinkView{Link: l, Questionnaire: q, OrganizationName: name, VendorName: v.Name}, nil
+	return &LinkView{Link: l, Questionnaire: q, OrganizationName: name, VendorName: v.Name, Branding: o.Branding}, nil
 }
 
 // CheckLinkCSRF compares a form's token with the link's, in constant time.

@@ -21,6 +21,7 @@ header.brand h1{margin:0;font-size:1.6rem}
 header.brand img{max-height:40px;vertical-align:middle;margin-right:12px;background:#fff;border-radius:4px}
 section{background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:16px 20px;margin:16px 0}
 h2{font-size:1.2rem;margin-top:0}
+.q+h2{margin-top:28px}
 label{display:block;font-weight:600;margin:12px 0 4px}
 textarea,input[type=text],input[type=email]{width:100%;box-sizing:border-box;padding:8px;border:1px solid #8c959f;border-radius:6px;font:inherit}
 textarea{min-height:72px}

@@ -199,10 +199,17 @@ func (s *Server) showFillPage(w http.ResponseWriter, r *http.Request, token stri
 	if err != nil {
 		return linkError(w, err)
 	}
-	return renderPage(w, status, fillTpl, page{Title: v.Questionnaire.Name, Heading: v.OrganizationName + " · security questionnaire",
-		Data: fillData{Q: v.Questionnaire, Org: v.OrganizationName, Vendor: v.VendorName,
-			Expires: v.Link.ExpiresAt.Format("2 January 2006 15:04 MST"), Action: "/vendor-questionnaire/" + token,
-			CSRF: v.Link.CSRFSecret, Saved: saved, Error: msg}})
+	pg := page{Title: v.Questionnaire.Name, Heading: v.OrganizationName + " · security questionnaire"}
+	if v.Branding.PrimaryColor != nil {
+		pg.Color = *v.Branding.PrimaryColor
+	}
+	if v.Branding.LogoURL != nil && strings.HasPrefix(*v.Branding.LogoURL, "https://") {
+		pg.Logo = *v.Branding.LogoURL
+	}
+	pg.Data = fillData{Q: v.Questionnaire, Org: v.OrganizationName, Vendor: v.VendorName,
+		Expires: v.Link.ExpiresAt.Format("2 January 2006 15:04 MST"), Action: "/vendor-questionnaire/" + token,
+		CSRF: v.Link.CSRFSecret, Saved: saved, Error: msg}
+	return renderPage(w, status, fillTpl, pg)
 }
 
 func (s *Server) vendorFillPage(w http.ResponseWriter, r *http.Request) error {
