@@ -109,14 +109,18 @@ type QuestionInput struct {
 	Section  string `json:"section"`
 }
 
-// QuestionnaireCreate is the body of POST /v1/questionnaire: a template or
-// a list of questions.
+// QuestionnaireCreate is the body of POST /v1/questionnaire: a built-in
+// template, the questions of an earlier questionnaire, or a list of
+// questions.
 type QuestionnaireCreate struct {
-	Name       string          `json:"name"`
-	TemplateID *string         `json:"templateId"`
-	VendorID   *string         `json:"vendorId"`
-	DueDate    *string         `json:"dueDate"`
-	Questions  []QuestionInput `json:"questions"`
+	Name       string  `json:"name"`
+	TemplateID *string `json:"templateId"`
+	// FromQuestionnaireID copies the questions (not the answers) of another
+	// questionnaire of the organization, e.g. to send it to another vendor.
+	FromQuestionnaireID *string         `json:"fromQuestionnaireId"`
+	VendorID            *string         `json:"vendorId"`
+	DueDate             *string         `json:"dueDate"`
+	Questions           []QuestionInput `json:"questions"`
 }
 
 // QuestionnaireFilter narrows the list.
@@ -341,10 +345,35 @@ func (a *App) CreateQuestionnaire(ctx context.Context, in QuestionnaireCreate) (
 			in.Name = t.Name
 		}
 	}
+	var from *Questionnaire
+	if in.FromQuestionnaireID != nil {
+		from, err = a.store.GetQuestionnaire(ctx, p.OrgID, *in.FromQuestionnaireID, true)
+		if errors.Is(err, ErrNotFound) {
+			ve.Add("fromQuestionnaireId", CodeUnknownReference, *in.FromQuestionnaireID, "fromQuestionnaireId must be a questionnaire of this organization")
+		} else if err != nil {
+			return nil, fmt.Errorf("create questionnaire: %w", err)
+		}
+		if from != nil && strings.TrimSpace(in.Name) == "" {
+			in.Name = from.Name
+		}
+	}
 	q := newQuestionnaire(in.Name, in.VendorID, in.DueDate, now, ve)
+	sources := 0
+	for _, given := range []bool{in.TemplateID != nil, in.FromQuestionnaireID != nil, len(in.Questions) > 0} {
+		if given {
+			sources++
+		}
+	}
 	switch {
-	case in.TemplateID != nil && len(in.Questions) > 0:
-		ve.Add("questions", CodeInvalid, nil, "give either templateId or questions, not both")
+	case sources > 1:
+		ve.Add("questions", CodeInvalid, nil, "give only one of templateId, fromQuestionnaireId and questions")
+	case in.FromQuestionnaireID != nil:
+		if from != nil {
+			q.TemplateID = from.TemplateID
+			for _, fq := range from.Questions {
+				q.Questions = append(q.Questions, Question{Section: fq.Section, Question: fq.Question, CommentCol: -1})
+			}
+		}
 	case in.TemplateID != nil:
 		t := findTemplate(*in.TemplateID)
 		if t == nil {
@@ -356,7 +385,7 @@ func (a *App) CreateQuestionnaire(ctx context.Context, in QuestionnaireCreate) (
 			q.Questions = append(q.Questions, Question{Section: tq.Section, Question: tq.Question, CommentCol: -1})
 		}
 	case len(in.Questions) == 0:
-		ve.Add("questions", CodeRequired, nil, "give templateId or a non-empty questions list")
+		ve.Add("questions", CodeRequired, nil, "give templateId, fromQuestionnaireId or a non-empty questions list")
 	case len(in.Questions) > maxQuestions:
 		ve.Add("questions", CodeTooLong, len(in.Questions), fmt.Sprintf("at most %d questions", maxQuestions))
 	default:
