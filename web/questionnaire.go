@@ -244,7 +244,7 @@ func (s *Server) vendorFillSubmit(w http.ResponseWriter, r *http.Request) error 
 		}
 	}
 	submit := r.PostForm.Get("action") == "submit"
-	q, err := s.app.FillByLink(r.Context(), token, r.PostForm.Get("csrf"), answers, submit)
+	q, err := s.app.FillByLink(r.Context(), token, app.Ptr(r.PostForm.Get("csrf")), answers, submit)
 	if err != nil {
 		var ve *app.ValidationError
 		if errors.As(err, &ve) {
@@ -258,4 +258,43 @@ func (s *Server) vendorFillSubmit(w http.ResponseWriter, r *http.Request) error 
 	}
 	return renderMessage(w, http.StatusOK, "Thank you", fmt.Sprintf("Your answers to %q (%d of %d questions answered) were submitted to %s on %s.",
 		q.Name, q.AnsweredQuestions, q.TotalQuestions, v.OrganizationName, q.SubmittedAt.Format(time.RFC1123)), false)
+}
+
+// linkBody is the questionnaire as the link's holder sees it over JSON.
+func linkBody(v *app.LinkView) map[string]any {
+	return map[string]any{"organization": v.OrganizationName, "vendor": v.VendorName, "expiresAt": v.Link.ExpiresAt,
+		"questionnaire": v.Questionnaire}
+}
+
+// getLinkQuestionnaire is the JSON form of the fill page.
+func (s *Server) getLinkQuestionnaire(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.app.OpenQuestionnaireLink(r.Context(), mux.Vars(r)["token"])
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, linkBody(v))
+	return nil
+}
+
+// fillLinkQuestionnaire takes the vendor's answers as JSON
+// ({answers:[{questionId, answer, comment}], submit}).
+func (s *Server) fillLinkQuestionnaire(w http.ResponseWriter, r *http.Request) error {
+	var in app.QuestionnaireFill
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	token := mux.Vars(r)["token"]
+	if _, err := s.app.FillByLink(r.Context(), token, nil, in.Answers, in.Submit); err != nil {
+		return err
+	}
+	if in.Submit {
+		writeJSON(w, http.StatusOK, map[string]any{"submitted": true})
+		return nil
+	}
+	v, err := s.app.OpenQuestionnaireLink(r.Context(), token)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, linkBody(v))
+	return nil
 }

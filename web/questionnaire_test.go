@@ -215,6 +215,45 @@ func TestQuestionnaireLinkExpiryAndReplacement(t *testing.T) {
 		t.Fatal("an expired link submitted")
 	}
 
+	// The JSON form of the link: read, save, submit, refused afterwards.
+	rec = e.do("POST", "/v1/questionnaire/"+qid+"/send", admin, map[string]any{"expiresInDays": 3})
+	token = obj(t, rec)["token"].(string)
+	rec = e.do("GET", "/v1/vendor-questionnaire/"+token, "", nil)
+	wantStatus(t, rec, http.StatusOK)
+	lq := obj(t, rec)
+	jq := lq["questionnaire"].(map[string]any)["questions"].([]any)[0].(map[string]any)["id"].(string)
+	if lq["vendor"] != "Payroll Inc" || lq["organization"] != "Acme" {
+		t.Fatalf("link view: %v", lq)
+	}
+	wantField(t, e.do("POST", "/v1/vendor-questionnaire/"+token, "", map[string]any{"answers": []map[string]any{{"questionId": "qqa_x", "answer": "x"}}}), "answers[0].questionId")
+	rec = e.do("POST", "/v1/vendor-questionnaire/"+token, "", map[string]any{"answers": []map[string]any{{"questionId": jq, "answer": "Draft"}}})
+	wantStatus(t, rec, http.StatusOK)
+	if a := obj(t, rec)["questionnaire"].(map[string]any)["questions"].([]any)[0].(map[string]any)["answer"]; a != "Draft" {
+		t.Fatalf("saved answer %v", a)
+	}
+	wantStatus(t, e.do("POST", "/v1/vendor-questionnaire/"+token, "", map[string]any{"submit": true}), http.StatusOK)
+	if ev := e.events(org, app.EventQuestionnaireSubmitted); len(ev) != 1 {
+		t.Fatalf("events after JSON submit: %d", len(ev))
+	}
+	wantError(t, e.do("GET", "/v1/vendor-questionnaire/"+token, "", nil), http.StatusNotFound, "not_found")
+	wantError(t, e.do("POST", "/v1/vendor-questionnaire/"+token, "", map[string]any{"submit": true}), http.StatusNotFound, "not_found")
+	wantError(t, e.do("POST", "/v1/questionnaire/"+qid+"/fill", admin, map[string]any{"submit": true}), http.StatusConflict, "conflict")
+	if ev := e.events(org, app.EventQuestionnaireSubmitted); len(ev) != 1 {
+		t.Fatal("a refused submit raised an event")
+	}
+}
+
+func TestQuestionnaireInternalSubmit(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	org := e.org("Acme", app.PlanProfessional)
+	admin := e.key(org, app.RoleAdmin)
+	vnd := e.vendor(admin, "Payroll Inc")
+	wantStatus(t, e.do("PATCH", "/v1/vendors/"+vnd, admin, map[string]any{"status": "assessed"}), http.StatusOK)
+	rec := e.do("POST", "/v1/questionnaire", admin, map[string]any{"name": "Short", "vendorId": vnd, "questions": []map[string]any{{"question": "Do you have SOC 2?"}}})
+	wantStatus(t, rec, http.StatusCreated)
+	qid := obj(t, rec)["id"].(string)
+
 	// Internal fill and submit of the vendor's questionnaire.
 	rec = e.do("GET", "/v1/questionnaire/"+qid, admin, nil)
 	q1 := obj(t, rec)["questions"].([]any)[0].(map[string]any)["id"].(string)

@@ -23,6 +23,8 @@ func (s *Server) questionnaireRoutes(handle func(method, path string, acc access
 	handle("POST", "/v1/questionnaire/{id}/fill", canManage, s.fillQuestionnaire)
 	handle("POST", "/v1/questionnaire/{id}/auto-answer", canManage, s.autoAnswerQuestionnaire)
 	handle("GET", "/v1/questionnaire/{id}/export", canRead, s.exportQuestionnaire)
+	handle("GET", "/v1/vendor-questionnaire/{token}", public, s.getLinkQuestionnaire)
+	handle("POST", "/v1/vendor-questionnaire/{token}", public, s.fillLinkQuestionnaire)
 	handle("GET", "/vendor-questionnaire/{token}", public, s.vendorFillPage)
 	handle("POST", "/vendor-questionnaire/{token}", public, s.vendorFillSubmit)
 
