@@ -98,24 +98,33 @@ func renderMessage(w http.ResponseWriter, status int, title, msg string, isErr b
 		}{msg, isErr}})
 }
 
-// crossSite reports whether a form post came from another site: browsers
-// send Sec-Fetch-Site and Origin, and a post from our own page carries
-// same-origin (or no header at all from older clients and scripts).
-func crossSite(r *http.Request) bool {
+// crossSite reports whether a form post came from another site. Browsers
+// say so in Sec-Fetch-Site, which is trusted when present (a reverse proxy
+// may rewrite Host, so comparing Origin with Host alone would refuse real
+// visitors). Without it, Origin must name this host or the public URL's.
+func (s *Server) crossSite(r *http.Request) bool {
 	switch r.Header.Get("Sec-Fetch-Site") {
-	case "", "same-origin", "none":
+	case "same-origin", "none":
+		return false
+	case "":
 	default:
 		return true
 	}
-	if o := r.Header.Get("Origin"); o != "" && o != "null" {
-		u, err := url.Parse(o)
-		if err != nil || !strings.EqualFold(u.Host, r.Host) {
-			return true
-		}
-	} else if o == "null" {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return false
+	}
+	u, err := url.Parse(o)
+	if err != nil || o == "null" {
 		return true
 	}
-	return false
+	if strings.EqualFold(u.Host, r.Host) {
+		return false
+	}
+	if pu, err := url.Parse(s.opts.PublicURL); err == nil && s.opts.PublicURL != "" && strings.EqualFold(u.Host, pu.Host) {
+		return false
+	}
+	return true
 }
 
 // baseURL is the public URL of the appliance, for links handed to people.

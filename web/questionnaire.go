@@ -220,7 +220,7 @@ func (s *Server) vendorFillPage(w http.ResponseWriter, r *http.Request) error {
 // and uses the link up.
 func (s *Server) vendorFillSubmit(w http.ResponseWriter, r *http.Request) error {
 	token := mux.Vars(r)["token"]
-	if crossSite(r) {
+	if s.crossSite(r) {
 		return renderMessage(w, http.StatusForbidden, "Form refused", "The form must be sent from the questionnaire page itself.", true)
 	}
 	if err := r.ParseForm(); err != nil {

@@ -121,7 +121,7 @@ func TestQuestionnaireSendFillSubmitByLink(t *testing.T) {
 
 	// A forged post is refused: wrong csrf, or sent from another site.
 	wantStatus(t, e.form(page, url.Values{"csrf": {"nope"}, "action": {"submit"}}), http.StatusForbidden)
-	wantStatus(t, e.form(page, url.Values{"csrf": {csrf}, "action": {"submit"}}, "Origin", "https://evil.test"), http.StatusForbidden)
+	wantStatus(t, e.form(page, url.Values{"csrf": {csrf}, "action": {"submit"}}, "Origin", "https://evil.test", "Sec-Fetch-Site", ""), http.StatusForbidden)
 	wantStatus(t, e.form(page, url.Values{"csrf": {csrf}, "action": {"submit"}}, "Sec-Fetch-Site", "cross-site"), http.StatusForbidden)
 	if ev := e.events(org, app.EventQuestionnaireSubmitted); len(ev) != 0 {
 		t.Fatal("a refused post submitted")

@@ -437,7 +437,7 @@ func (s *Server) trustPage(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) trustRequestForm(w http.ResponseWriter, r *http.Request) error {
 	slug := mux.Vars(r)["slug"]
-	if crossSite(r) {
+	if s.crossSite(r) {
 		return renderMessage(w, http.StatusForbidden, "Form refused", "The form must be sent from the trust portal itself.", true)
 	}
 	if err := r.ParseForm(); err != nil {
@@ -501,7 +501,7 @@ func (s *Server) trustAccessPage(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) trustNDAForm(w http.ResponseWriter, r *http.Request) error {
 	token := mux.Vars(r)["token"]
-	if crossSite(r) {
+	if s.crossSite(r) {
 		return renderMessage(w, http.StatusForbidden, "Form refused", "The form must be sent from the trust portal itself.", true)
 	}
 	if err := r.ParseForm(); err != nil {

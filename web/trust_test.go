@@ -242,7 +242,7 @@ func TestTrustAccessThroughPages(t *testing.T) {
 	if !strings.Contains(rec.Body.String(), "Non-disclosure agreement (version 1)") || !strings.Contains(rec.Body.String(), "Confidentiality undertaking") {
 		t.Fatalf("access page: %s", rec.Body.String())
 	}
-	wantStatus(t, e.form(accessPage+"/nda", url.Values{"name": {"Bob"}, "email": {"bob@customer.test"}, "accept": {"true"}}, "Origin", "https://evil.test"), http.StatusForbidden)
+	wantStatus(t, e.form(accessPage+"/nda", url.Values{"name": {"Bob"}, "email": {"bob@customer.test"}, "accept": {"true"}}, "Origin", "https://evil.test", "Sec-Fetch-Site", ""), http.StatusForbidden)
 	wantStatus(t, e.form(accessPage+"/nda", url.Values{"name": {"Bob"}, "email": {"other@customer.test"}, "accept": {"true"}}), http.StatusBadRequest)
 	wantStatus(t, e.form(accessPage+"/nda", url.Values{"name": {"Bob"}, "email": {"bob@customer.test"}}), http.StatusBadRequest)
 	e.clock.Advance(time.Minute)
