@@ -49,6 +49,9 @@ type Store interface {
 	AuditStore
 	SessionStore
 	OAuthStore
+	KnowledgeStore
+	QuestionnaireStore
+	TrustStore
 }
 
 // Config holds the service-level settings.
@@ -68,6 +71,7 @@ type App struct {
 	keyc   *keyCache
 	events eventState
 	auth   authState
+	ext    extensions // knowledge and trust sources wired in by main
 }
 
 // New builds the services over a store. now may be nil for time.Now.

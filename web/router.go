@@ -52,5 +52,6 @@ func (s *Server) routes() *mux.Router {
 	s.registersRoutes(handle)
 	s.eventsRoutes(handle)
 	s.authRoutes(handle)
+	s.questionnaireRoutes(handle)
 	return r
 }
