@@ -632,7 +632,7 @@ func (a *App) openLogged(ctx context.Context, orgID string, d *TrustDocument, re
 	}
 	err = a.store.InTx(ctx, func(ctx context.Context) error {
 		return a.store.LogTrustDownload(ctx, orgID, &TrustDownload{ID: NewID(PrefixTrustDownload), DocumentID: d.ID, RequestID: requestID,
-			IPAddress: v.IP, UserAgent: truncate(v.UserAgent, 500), DownloadedAt: a.Now()})
+			IPAddress: v.IP, UserAgent: clipRunes(v.UserAgent, 500), DownloadedAt: a.Now()})
 	})
 	if err != nil {
 		f.Close()
@@ -641,7 +641,7 @@ func (a *App) openLogged(ctx context.Context, orgID string, d *TrustDocument, re
 	return d, f, nil
 }
 
-func truncate(s string, n int) string {
+func clipRunes(s string, n int) string {
 	if r := []rune(s); len(r) > n {
 		return string(r[:n])
 	}
@@ -661,7 +661,7 @@ func (a *App) RequestTrustAccess(ctx context.Context, slug string, in TrustAcces
 	ve := NewValidationError()
 	r := &TrustAccessRequest{ID: NewID(PrefixTrustRequest), Name: strings.TrimSpace(in.Name), Email: strings.ToLower(strings.TrimSpace(in.Email)),
 		Company: strings.TrimSpace(in.Company), Reason: strings.TrimSpace(in.Reason), Status: RequestUnderReview,
-		IPAddress: v.IP, UserAgent: truncate(v.UserAgent, 500), OrganizationID: orgID}
+		IPAddress: v.IP, UserAgent: clipRunes(v.UserAgent, 500), OrganizationID: orgID}
 	if r.Name == "" {
 		ve.Add("name", CodeRequired, nil, "name is required")
 	}
@@ -785,7 +785,7 @@ func (a *App) SignNDA(ctx context.Context, token string, in NDASignInput, v Visi
 		now := a.Now()
 		sum := sha256.Sum256([]byte(s.NDAText))
 		sig := &NDASignature{ID: NewID(PrefixNDASignature), RequestID: r.ID, Name: name, Email: r.Email, Company: r.Company,
-			NDAVersion: s.NDAVersion, NDASHA256: hex.EncodeToString(sum[:]), IPAddress: v.IP, UserAgent: truncate(v.UserAgent, 500), SignedAt: now}
+			NDAVersion: s.NDAVersion, NDASHA256: hex.EncodeToString(sum[:]), IPAddress: v.IP, UserAgent: clipRunes(v.UserAgent, 500), SignedAt: now}
 		ctx = WithPrincipal(ctx, &Principal{OrgID: r.OrganizationID, Role: RoleOwner, AuthType: AuthSystem})
 		if err := a.store.CreateNDASignature(ctx, r.OrganizationID, sig); err != nil {
 			return err

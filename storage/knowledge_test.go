@@ -26,7 +26,7 @@ func openTestDB(t *testing.T) *DB {
 	return db
 }
 
-func testOrg(t *testing.T, db *DB, id string) {
+func knowledgeTestOrg(t *testing.T, db *DB, id string) {
 	t.Helper()
 	now := time.Now().UTC()
 	if err := db.CreateOrganization(context.Background(), &app.Organization{ID: id, Name: id, Slug: id, Plan: app.PlanProfessional,
@@ -42,8 +42,8 @@ func TestKnowledgeIndexIsolationAndSources(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openTestDB(t)
-	testOrg(t, db, "org_a")
-	testOrg(t, db, "org_b")
+	knowledgeTestOrg(t, db, "org_a")
+	knowledgeTestOrg(t, db, "org_b")
 	now := time.Now().UTC()
 	entry := func(org, id, q string) *app.KBEntry {
 		e := &app.KBEntry{ID: id, Question: q, Answer: "yes", Tags: []string{"t"}, CreatedAt: now, UpdatedAt: now}

@@ -30,7 +30,7 @@ func TestTrustPageInHeadlessBrowser(t *testing.T) {
 	e := newTestServer(t)
 	org := e.org("Acme", app.PlanProfessional)
 	admin := e.key(org, app.RoleAdmin)
-	wantStatus(t, e.upload("/v1/trust-portal/documents", admin, "file", "report.pdf", []byte("%PDF"), "name", "Pentest report"), http.StatusCreated)
+	wantStatus(t, e.uploadField("/v1/trust-portal/documents", admin, "file", "report.pdf", []byte("%PDF"), "name", "Pentest report"), http.StatusCreated)
 	enablePortal(t, e, admin, "acme")
 	ts := httptest.NewServer(e.srv)
 	defer ts.Close()

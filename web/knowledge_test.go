@@ -13,7 +13,7 @@ import (
 )
 
 // upload sends a multipart/form-data request with one file and text fields.
-func (e *testEnv) upload(path, key, field, filename string, content []byte, fields ...string) *httptest.ResponseRecorder {
+func (e *testEnv) uploadField(path, key, field, filename string, content []byte, fields ...string) *httptest.ResponseRecorder {
 	e.t.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
@@ -166,7 +166,7 @@ func TestKnowledgeBaseImportCSV(t *testing.T) {
 		"Do you run penetration tests?,\"Yes, yearly by an external firm.\",pentest;testing,Security Testing Standard,ciso@acme.test,2026-12-31\n" +
 		"\n" +
 		"Is there a DPO?,Yes.,gdpr,,,\n"
-	rec := e.upload("/v1/knowledge-base/entries/import", admin, "file", "kb.csv", []byte(csv))
+	rec := e.uploadField("/v1/knowledge-base/entries/import", admin, "file", "kb.csv", []byte(csv))
 	wantStatus(t, rec, http.StatusCreated)
 	m := obj(t, rec)
 	if m["imported"] != float64(2) {
@@ -179,17 +179,17 @@ func TestKnowledgeBaseImportCSV(t *testing.T) {
 	}
 	// A bad row rejects the whole file and names the row.
 	bad := "question,answer,owner\nA?,B,\n,C,\nD?,E,nobody@acme.test\n"
-	rec = e.upload("/v1/knowledge-base/entries/import", admin, "file", "kb.csv", []byte(bad))
+	rec = e.uploadField("/v1/knowledge-base/entries/import", admin, "file", "kb.csv", []byte(bad))
 	wantField(t, rec, "rows[2].owner")
 	bad = "question,answer\nA?,B\n,C\n"
-	wantField(t, e.upload("/v1/knowledge-base/entries/import", admin, "file", "kb.csv", []byte(bad)), "rows[1].question")
-	wantField(t, e.upload("/v1/knowledge-base/entries/import", admin, "file", "kb.csv", []byte("foo,bar\n1,2\n")), "file")
-	wantField(t, e.upload("/v1/knowledge-base/entries/import", admin, "", "", nil), "file")
+	wantField(t, e.uploadField("/v1/knowledge-base/entries/import", admin, "file", "kb.csv", []byte(bad)), "rows[1].question")
+	wantField(t, e.uploadField("/v1/knowledge-base/entries/import", admin, "file", "kb.csv", []byte("foo,bar\n1,2\n")), "file")
+	wantField(t, e.uploadField("/v1/knowledge-base/entries/import", admin, "", "", nil), "file")
 	rec = e.do("GET", "/v1/knowledge-base/entries", admin, nil)
 	if meta := obj(t, rec)["meta"].(map[string]any); meta["total"] != float64(2) {
 		t.Fatalf("a rejected import left rows: %v", meta)
 	}
-	wantError(t, e.upload("/v1/knowledge-base/entries/import", auditor, "file", "kb.csv", []byte(csv)), http.StatusForbidden, "forbidden")
+	wantError(t, e.uploadField("/v1/knowledge-base/entries/import", auditor, "file", "kb.csv", []byte(csv)), http.StatusForbidden, "forbidden")
 }
 
 // policySource is a knowledge source standing in for published policies.

@@ -126,15 +126,3 @@ func (s *Server) crossSite(r *http.Request) bool {
 	}
 	return true
 }
-
-// baseURL is the public URL of the appliance, for links handed to people.
-func (s *Server) baseURL(r *http.Request) string {
-	if s.opts.PublicURL != "" {
-		return strings.TrimSuffix(s.opts.PublicURL, "/")
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
-}

@@ -2,13 +2,10 @@ package web
 
 import (
 	"bytes"
-	"database/sql"
 	"encoding/csv"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -18,39 +15,8 @@ import (
 	"github.com/xuri/excelize/v2"
 )
 
-// events returns the payloads of the organization's outbox events of a type.
-func (e *testEnv) events(orgID, typ string) []map[string]any {
-	e.t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "test.db")+"?_pragma=busy_timeout(5000)&_pragma=query_only(1)")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT payload FROM events WHERE organization_id = ? AND type = ? ORDER BY seq`, orgID, typ)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []map[string]any
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			e.t.Fatal(err)
-		}
-		m := map[string]any{}
-		if err := json.Unmarshal([]byte(p), &m); err != nil {
-			e.t.Fatal(err)
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		e.t.Fatal(err)
-	}
-	return out
-}
-
 // form posts an HTML form the way a browser on the page would.
-func (e *testEnv) form(path string, vals url.Values, hdr ...string) *httptest.ResponseRecorder {
+func (e *testEnv) postForm(path string, vals url.Values, hdr ...string) *httptest.ResponseRecorder {
 	e.t.Helper()
 	h := append([]string{"Content-Type", "application/x-www-form-urlencoded", "Origin", "http://example.com", "Sec-Fetch-Site", "same-origin"}, hdr...)
 	return e.do("POST", path, "", vals.Encode(), h...)
@@ -112,7 +78,7 @@ func TestQuestionnaireSendFillSubmitByLink(t *testing.T) {
 	csrf := m[1]
 
 	// Save a draft: 303 back to the page, which shows the answer.
-	rec = e.form(page, url.Values{"csrf": {csrf}, "action": {"save"}, "a_" + q1: {"Yes, ISMS policy <b>v3</b>."}, "c_" + q1: {"see annex"}})
+	rec = e.postForm(page, url.Values{"csrf": {csrf}, "action": {"save"}, "a_" + q1: {"Yes, ISMS policy <b>v3</b>."}, "c_" + q1: {"see annex"}})
 	wantStatus(t, rec, http.StatusSeeOther)
 	rec = e.do("GET", page+"?saved=1", "", nil)
 	if b := rec.Body.String(); !strings.Contains(b, "Yes, ISMS policy &lt;b&gt;v3&lt;/b&gt;.") || !strings.Contains(b, "were saved") {
@@ -120,15 +86,15 @@ func TestQuestionnaireSendFillSubmitByLink(t *testing.T) {
 	}
 
 	// A forged post is refused: wrong csrf, or sent from another site.
-	wantStatus(t, e.form(page, url.Values{"csrf": {"nope"}, "action": {"submit"}}), http.StatusForbidden)
-	wantStatus(t, e.form(page, url.Values{"csrf": {csrf}, "action": {"submit"}}, "Origin", "https://evil.test", "Sec-Fetch-Site", ""), http.StatusForbidden)
-	wantStatus(t, e.form(page, url.Values{"csrf": {csrf}, "action": {"submit"}}, "Sec-Fetch-Site", "cross-site"), http.StatusForbidden)
+	wantStatus(t, e.postForm(page, url.Values{"csrf": {"nope"}, "action": {"submit"}}), http.StatusForbidden)
+	wantStatus(t, e.postForm(page, url.Values{"csrf": {csrf}, "action": {"submit"}}, "Origin", "https://evil.test", "Sec-Fetch-Site", ""), http.StatusForbidden)
+	wantStatus(t, e.postForm(page, url.Values{"csrf": {csrf}, "action": {"submit"}}, "Sec-Fetch-Site", "cross-site"), http.StatusForbidden)
 	if ev := e.events(org, app.EventQuestionnaireSubmitted); len(ev) != 0 {
 		t.Fatal("a refused post submitted")
 	}
 
 	e.clock.Advance(time.Hour)
-	rec = e.form(page, url.Values{"csrf": {csrf}, "action": {"submit"}, "a_" + q2: {"Our CISO, Jane Roe."}})
+	rec = e.postForm(page, url.Values{"csrf": {csrf}, "action": {"submit"}, "a_" + q2: {"Our CISO, Jane Roe."}})
 	wantStatus(t, rec, http.StatusOK)
 	if !strings.Contains(rec.Body.String(), "2 of") {
 		t.Fatalf("thank-you page: %s", rec.Body.String())
@@ -164,7 +130,7 @@ func TestQuestionnaireSendFillSubmitByLink(t *testing.T) {
 
 	// The link is used up.
 	wantStatus(t, e.do("GET", page, "", nil), http.StatusGone)
-	wantStatus(t, e.form(page, url.Values{"csrf": {csrf}, "action": {"submit"}}), http.StatusGone)
+	wantStatus(t, e.postForm(page, url.Values{"csrf": {csrf}, "action": {"submit"}}), http.StatusGone)
 	// A second submission is a conflict; resending a submitted one too.
 	wantError(t, e.do("POST", "/v1/questionnaire/"+qid+"/fill", admin, map[string]any{"submit": true}), http.StatusConflict, "conflict")
 	wantError(t, e.do("POST", "/v1/questionnaire/"+qid+"/send", admin, nil), http.StatusConflict, "conflict")
@@ -210,7 +176,7 @@ func TestQuestionnaireLinkExpiryAndReplacement(t *testing.T) {
 	if !strings.Contains(rec.Body.String(), "expired") {
 		t.Fatalf("expired page: %s", rec.Body.String())
 	}
-	wantStatus(t, e.form("/vendor-questionnaire/"+token, url.Values{"csrf": {csrf}, "action": {"submit"}}), http.StatusGone)
+	wantStatus(t, e.postForm("/vendor-questionnaire/"+token, url.Values{"csrf": {csrf}, "action": {"submit"}}), http.StatusGone)
 	if ev := e.events(org, app.EventQuestionnaireSubmitted); len(ev) != 0 {
 		t.Fatal("an expired link submitted")
 	}
@@ -289,7 +255,7 @@ func TestQuestionnaireMonthlyLimit(t *testing.T) {
 	if d := er["details"].(map[string]any); d["limit"] != "questionnaires" || d["allowed"] != float64(5) {
 		t.Fatalf("details: %v", d)
 	}
-	er = wantError(t, e.upload("/v1/questionnaire/upload", admin, "file", "q.csv", []byte("Question\nDo you encrypt backups?\n")), http.StatusForbidden, "forbidden")
+	er = wantError(t, e.uploadField("/v1/questionnaire/upload", admin, "file", "q.csv", []byte("Question\nDo you encrypt backups?\n")), http.StatusForbidden, "forbidden")
 	if er["details"].(map[string]any)["limit"] != "questionnaires" {
 		t.Fatal("upload must count against the limit")
 	}
@@ -332,9 +298,9 @@ func TestQuestionnaireValidation(t *testing.T) {
 	}
 	other := e.key(e.org("Other", app.PlanProfessional), app.RoleAdmin)
 	wantField(t, e.do("POST", "/v1/questionnaire", other, map[string]any{"fromQuestionnaireId": base["id"]}), "fromQuestionnaireId")
-	wantField(t, e.upload("/v1/questionnaire/upload", admin, "file", "q.pdf", []byte("%PDF")), "file")
-	wantField(t, e.upload("/v1/questionnaire/upload", admin, "file", "q.xlsx", []byte("PK\x03\x04garbage")), "file")
-	wantField(t, e.upload("/v1/questionnaire/upload", admin, "file", "q.csv", []byte("a,b\n,\n")), "file")
+	wantField(t, e.uploadField("/v1/questionnaire/upload", admin, "file", "q.pdf", []byte("%PDF")), "file")
+	wantField(t, e.uploadField("/v1/questionnaire/upload", admin, "file", "q.xlsx", []byte("PK\x03\x04garbage")), "file")
+	wantField(t, e.uploadField("/v1/questionnaire/upload", admin, "file", "q.csv", []byte("a,b\n,\n")), "file")
 	wantField(t, e.do("GET", "/v1/questionnaire?status=open", admin, nil), "status")
 	rec = e.do("GET", "/v1/questionnaire/templates", admin, nil)
 	wantStatus(t, rec, http.StatusOK)
@@ -370,7 +336,7 @@ func TestQuestionnaireUploadAutoAnswerExportCSV(t *testing.T) {
 		"2,,Do you enforce MFA (multi-factor authentication) for admin accounts?,,\n" +
 		"3,Other,What is the airspeed velocity of an unladen swallow?,,\n" +
 		"4,,Describe your backup testing frequency.,Already answered by hand,\n"
-	rec := e.upload("/v1/questionnaire/upload", admin, "file", "review.csv", []byte(upload), "name", "ACME customer review")
+	rec := e.uploadField("/v1/questionnaire/upload", admin, "file", "review.csv", []byte(upload), "name", "ACME customer review")
 	wantStatus(t, rec, http.StatusCreated)
 	q := obj(t, rec)
 	qid := q["id"].(string)
@@ -468,7 +434,7 @@ func TestQuestionnaireXLSXRoundTrip(t *testing.T) {
 	}
 	f.Close()
 
-	rec := e.upload("/v1/questionnaire/upload", admin, "file", "customer.xlsx", buf.Bytes())
+	rec := e.uploadField("/v1/questionnaire/upload", admin, "file", "customer.xlsx", buf.Bytes())
 	wantStatus(t, rec, http.StatusCreated)
 	q := obj(t, rec)
 	qid := q["id"].(string)

@@ -82,20 +82,20 @@ func TestTrustPortalPublicPage(t *testing.T) {
 	wantStatus(t, e.do("GET", "/trust/acme", "", nil), http.StatusNotFound)
 	wantError(t, e.do("GET", "/v1/trust/acme", "", nil), http.StatusNotFound, "not_found")
 
-	rec := e.upload("/v1/trust-portal/documents", admin, "file", "soc2-bridge.pdf", []byte("%PDF bridge letter"), "access", "public", "description", "Bridge letter")
+	rec := e.uploadField("/v1/trust-portal/documents", admin, "file", "soc2-bridge.pdf", []byte("%PDF bridge letter"), "access", "public", "description", "Bridge letter")
 	wantStatus(t, rec, http.StatusCreated)
 	pub := obj(t, rec)
 	if pub["name"] != "soc2-bridge.pdf" || pub["access"] != "public" || pub["size"] != float64(18) {
 		t.Fatalf("public doc: %v", pub)
 	}
-	rec = e.upload("/v1/trust-portal/documents", admin, "file", "pentest.pdf", []byte("%PDF pentest report"), "name", "Penetration test 2025")
+	rec = e.uploadField("/v1/trust-portal/documents", admin, "file", "pentest.pdf", []byte("%PDF pentest report"), "name", "Penetration test 2025")
 	wantStatus(t, rec, http.StatusCreated)
 	gated := obj(t, rec)
 	if gated["access"] != "nda" {
 		t.Fatalf("documents are NDA-gated by default: %v", gated)
 	}
-	wantField(t, e.upload("/v1/trust-portal/documents", admin, "file", "x.pdf", []byte("x"), "access", "secret"), "access")
-	wantError(t, e.upload("/v1/trust-portal/documents", auditor, "file", "x.pdf", []byte("x")), http.StatusForbidden, "forbidden")
+	wantField(t, e.uploadField("/v1/trust-portal/documents", admin, "file", "x.pdf", []byte("x"), "access", "secret"), "access")
+	wantError(t, e.uploadField("/v1/trust-portal/documents", auditor, "file", "x.pdf", []byte("x")), http.StatusForbidden, "forbidden")
 
 	enablePortal(t, e, admin, "acme")
 	rec = e.do("GET", "/trust/acme", "", nil)
@@ -195,18 +195,18 @@ func TestTrustAccessThroughPages(t *testing.T) {
 	admin := e.key(org, app.RoleAdmin)
 	auditor := e.key(org, app.RoleAuditor)
 	other := e.key(e.org("Other", app.PlanProfessional), app.RoleOwner)
-	rec := e.upload("/v1/trust-portal/documents", admin, "file", "soc2.pdf", []byte("%PDF soc2 type II"), "name", "SOC 2 Type II report")
+	rec := e.uploadField("/v1/trust-portal/documents", admin, "file", "soc2.pdf", []byte("%PDF soc2 type II"), "name", "SOC 2 Type II report")
 	doc := obj(t, rec)["id"].(string)
 	enablePortal(t, e, admin, "acme")
 
 	// The request form.
-	wantStatus(t, e.form("/trust/acme/request", url.Values{"name": {"Eve"}, "email": {"eve@evil.test"}}, "Sec-Fetch-Site", "cross-site"), http.StatusForbidden)
-	rec = e.form("/trust/acme/request", url.Values{"name": {"Bob"}, "email": {"not-an-email"}})
+	wantStatus(t, e.postForm("/trust/acme/request", url.Values{"name": {"Eve"}, "email": {"eve@evil.test"}}, "Sec-Fetch-Site", "cross-site"), http.StatusForbidden)
+	rec = e.postForm("/trust/acme/request", url.Values{"name": {"Bob"}, "email": {"not-an-email"}})
 	wantStatus(t, rec, http.StatusBadRequest)
 	if !strings.Contains(rec.Body.String(), "email must be an email address") || !strings.Contains(rec.Body.String(), `value="Bob"`) {
 		t.Fatalf("form error page: %s", rec.Body.String())
 	}
-	rec = e.form("/trust/acme/request", url.Values{"name": {"Bob Buyer"}, "email": {"Bob@Customer.test"}, "company": {"Customer Ltd"},
+	rec = e.postForm("/trust/acme/request", url.Values{"name": {"Bob Buyer"}, "email": {"Bob@Customer.test"}, "company": {"Customer Ltd"},
 		"reason": {"Vendor due diligence"}}, "User-Agent", "Mozilla/5.0 test")
 	wantStatus(t, rec, http.StatusCreated)
 	m := accessLinkRe.FindStringSubmatch(rec.Body.String())
@@ -242,13 +242,13 @@ func TestTrustAccessThroughPages(t *testing.T) {
 	if !strings.Contains(rec.Body.String(), "Non-disclosure agreement (version 1)") || !strings.Contains(rec.Body.String(), "Confidentiality undertaking") {
 		t.Fatalf("access page: %s", rec.Body.String())
 	}
-	wantStatus(t, e.form(accessPage+"/nda", url.Values{"name": {"Bob"}, "email": {"bob@customer.test"}, "accept": {"true"}}, "Origin", "https://evil.test", "Sec-Fetch-Site", ""), http.StatusForbidden)
-	wantStatus(t, e.form(accessPage+"/nda", url.Values{"name": {"Bob"}, "email": {"other@customer.test"}, "accept": {"true"}}), http.StatusBadRequest)
-	wantStatus(t, e.form(accessPage+"/nda", url.Values{"name": {"Bob"}, "email": {"bob@customer.test"}}), http.StatusBadRequest)
+	wantStatus(t, e.postForm(accessPage+"/nda", url.Values{"name": {"Bob"}, "email": {"bob@customer.test"}, "accept": {"true"}}, "Origin", "https://evil.test", "Sec-Fetch-Site", ""), http.StatusForbidden)
+	wantStatus(t, e.postForm(accessPage+"/nda", url.Values{"name": {"Bob"}, "email": {"other@customer.test"}, "accept": {"true"}}), http.StatusBadRequest)
+	wantStatus(t, e.postForm(accessPage+"/nda", url.Values{"name": {"Bob"}, "email": {"bob@customer.test"}}), http.StatusBadRequest)
 	e.clock.Advance(time.Minute)
-	rec = e.form(accessPage+"/nda", url.Values{"name": {"Bob Buyer"}, "email": {"bob@customer.test"}, "accept": {"true"}}, "User-Agent", "Mozilla/5.0 test")
+	rec = e.postForm(accessPage+"/nda", url.Values{"name": {"Bob Buyer"}, "email": {"bob@customer.test"}, "accept": {"true"}}, "User-Agent", "Mozilla/5.0 test")
 	wantStatus(t, rec, http.StatusSeeOther)
-	wantStatus(t, e.form(accessPage+"/nda", url.Values{"name": {"Bob Buyer"}, "email": {"bob@customer.test"}, "accept": {"true"}}), http.StatusConflict)
+	wantStatus(t, e.postForm(accessPage+"/nda", url.Values{"name": {"Bob Buyer"}, "email": {"bob@customer.test"}, "accept": {"true"}}), http.StatusConflict)
 	wantStatus(t, e.do("GET", "/trust/other-slug/access/"+token, "", nil), http.StatusNotFound)
 
 	rec = e.do("GET", "/v1/trust-portal/nda-signatories", auditor, nil)
@@ -310,7 +310,7 @@ func TestTrustAccessJSONDenyRevoke(t *testing.T) {
 	admin := e.key(org, app.RoleAdmin)
 	auditor := e.key(org, app.RoleAuditor)
 	other := e.key(e.org("Other", app.PlanProfessional), app.RoleOwner)
-	doc := obj(t, e.upload("/v1/trust-portal/documents", admin, "file", "iso.pdf", []byte("%PDF iso cert")))["id"].(string)
+	doc := obj(t, e.uploadField("/v1/trust-portal/documents", admin, "file", "iso.pdf", []byte("%PDF iso cert")))["id"].(string)
 
 	wantError(t, e.do("POST", "/v1/trust-access/acme/requests", "", map[string]any{"name": "A", "email": "a@b.test"}), http.StatusNotFound, "not_found")
 	enablePortal(t, e, admin, "acme")
