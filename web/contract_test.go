@@ -58,6 +58,14 @@ func TestUnknownRouteAndMethodAreJSON(t *testing.T) {
 	if rec.Header().Get("Content-Type") != "application/json; charset=utf-8" {
 		t.Fatalf("405 must be JSON: %q", rec.Header().Get("Content-Type"))
 	}
+	if got := rec.Header().Get("Allow"); got != "GET, POST" {
+		t.Fatalf("Allow %q, want GET, POST", got)
+	}
+	rec = e.do("POST", "/v1/vendors/vnd_x", key, map[string]any{})
+	wantError(t, rec, http.StatusMethodNotAllowed, "method_not_allowed")
+	if got := rec.Header().Get("Allow"); got != "GET, PATCH, DELETE" {
+		t.Fatalf("Allow %q, want GET, PATCH, DELETE", got)
+	}
 }
 
 func TestMalformedBodies(t *testing.T) {
