@@ -222,10 +222,11 @@ func (in *VendorInput) apply(v *Vendor, ve *ValidationError) {
 		}
 	}
 	optStr(&v.ContactEmail, in.ContactEmail, "contactEmail", 320, validEmail, "contactEmail must be an email address")
-	if in.Country.Set && !in.Country.Null {
-		in.Country.Value = strings.ToUpper(strings.TrimSpace(in.Country.Value))
+	optStr(&v.Country, in.Country, "country", 64, func(s string) bool { return ValidCountry(strings.ToUpper(s)) },
+		"country must be an ISO 3166-1 alpha-2 code")
+	if v.Country != nil {
+		v.Country = Ptr(strings.ToUpper(*v.Country))
 	}
-	optStr(&v.Country, in.Country, "country", 64, ValidCountry, "country must be an ISO 3166-1 alpha-2 code")
 	enum(&v.Criticality, in.Criticality, "criticality", Criticalities)
 	if in.ICTService != nil {
 		v.ICTService = *in.ICTService

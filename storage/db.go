@@ -195,11 +195,43 @@ func tsPtr(t *time.Time) any {
 }
 
 func parseTS(s string) time.Time {
+	if t, ok := parseFixedTS(s); ok {
+		return t
+	}
 	t, err := time.Parse(timeFormat, s)
 	if err != nil {
 		t, _ = time.Parse(time.RFC3339Nano, s)
 	}
 	return t.UTC()
+}
+
+// parseFixedTS reads the stored form 2006-01-02T15:04:05.000Z without the
+// general parser: lists decode several times per row.
+func parseFixedTS(s string) (time.Time, bool) {
+	if len(s) != len(timeFormat) || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[23] != 'Z' {
+		return time.Time{}, false
+	}
+	num := func(i, n int) (int, bool) {
+		v := 0
+		for _, c := range []byte(s[i : i+n]) {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v, true
+	}
+	y, ok1 := num(0, 4)
+	mo, ok2 := num(5, 2)
+	d, ok3 := num(8, 2)
+	h, ok4 := num(11, 2)
+	mi, ok5 := num(14, 2)
+	sec, ok6 := num(17, 2)
+	ms, ok7 := num(20, 3)
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	return time.Date(y, time.Month(mo), d, h, mi, sec, ms*int(time.Millisecond), time.UTC), true
 }
 
 func parseTSPtr(s sql.NullString) *time.Time {

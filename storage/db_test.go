@@ -253,6 +253,14 @@ func TestTimesRoundTripAndSort(t *testing.T) {
 	if got := parseTS(s); !got.Equal(in) || got.Location() != time.UTC {
 		t.Fatalf("round trip %v", got)
 	}
+	for _, bad := range []string{"2026-13-04T04:06:07.891Z", "2026-03-04 04:06:07.891Z", "2026-03-04T04:06:07.89xZ"} {
+		if _, ok := parseFixedTS(bad); ok {
+			t.Errorf("parseFixedTS accepted %q", bad)
+		}
+	}
+	if got := parseTS("2026-03-04T04:06:07Z"); !got.Equal(time.Date(2026, 3, 4, 4, 6, 7, 0, time.UTC)) {
+		t.Fatalf("other RFC 3339 forms still parse: %v", got)
+	}
 	if !(ts(in) < ts(in.Add(time.Millisecond))) || !(ts(in.Add(9*time.Second)) < ts(in.Add(10*time.Second))) {
 		t.Fatal("stored times sort as text")
 	}

@@ -44,7 +44,7 @@ func TestAuthenticationFailuresAre401(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := e.do("GET", "/v1/vendors", tc.key, nil)
 			wantError(t, rec, http.StatusUnauthorized, "unauthorized")
-			if rec.Header().Get("X-RateLimit-Limit") == "" {
+			if rlHeader(rec, "X-RateLimit-Limit") == "" {
 				t.Error("a 401 carries the rate-limit headers too")
 			}
 		})

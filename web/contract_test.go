@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -56,6 +57,14 @@ func TestUnknownRouteAndMethodAreJSON(t *testing.T) {
 	wantError(t, rec, http.StatusMethodNotAllowed, "method_not_allowed")
 	if rec.Header().Get("Content-Type") != "application/json; charset=utf-8" {
 		t.Fatalf("405 must be JSON: %q", rec.Header().Get("Content-Type"))
+	}
+	if got := rec.Header().Get("Allow"); got != "GET, POST" {
+		t.Fatalf("Allow %q, want GET, POST", got)
+	}
+	rec = e.do("POST", "/v1/vendors/vnd_x", key, map[string]any{})
+	wantError(t, rec, http.StatusMethodNotAllowed, "method_not_allowed")
+	if got := rec.Header().Get("Allow"); got != "GET, PATCH, DELETE" {
+		t.Fatalf("Allow %q, want GET, PATCH, DELETE", got)
 	}
 }
 
@@ -167,13 +176,13 @@ func TestRateLimitHeadersAndFreePlan429(t *testing.T) {
 	// Health is the one /v1 response without the headers.
 	rec := e.do("GET", "/v1/health", "", nil)
 	wantStatus(t, rec, http.StatusOK)
-	if rec.Header().Get("X-RateLimit-Limit") != "" {
+	if rlHeader(rec, "X-RateLimit-Limit") != "" {
 		t.Fatal("health is not rate limited")
 	}
 	for _, path := range []string{"/v1/openapi.json", "/v1/nope", "/v1/vendors"} {
 		rec := e.do("GET", path, "", nil)
 		for _, h := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
-			if rec.Header().Get(h) == "" {
+			if rlHeader(rec, h) == "" {
 				t.Errorf("GET %s (%d) lacks %s", path, rec.Code, h)
 			}
 		}
@@ -183,15 +192,15 @@ func TestRateLimitHeadersAndFreePlan429(t *testing.T) {
 	for i := range 60 {
 		rec := e.do("GET", "/v1/organization", key, nil)
 		wantStatus(t, rec, http.StatusOK)
-		if rec.Header().Get("X-RateLimit-Limit") != "30" {
-			t.Fatalf("X-RateLimit-Limit %q, want 30", rec.Header().Get("X-RateLimit-Limit"))
+		if rlHeader(rec, "X-RateLimit-Limit") != "30" {
+			t.Fatalf("X-RateLimit-Limit %q, want 30", rlHeader(rec, "X-RateLimit-Limit"))
 		}
-		if got := rec.Header().Get("X-RateLimit-Remaining"); got != strconv.Itoa(59-i) {
+		if got := rlHeader(rec, "X-RateLimit-Remaining"); got != strconv.Itoa(59-i) {
 			t.Fatalf("request %d: X-RateLimit-Remaining %s, want %d", i, got, 59-i)
 		}
-		reset, err := strconv.ParseInt(rec.Header().Get("X-RateLimit-Reset"), 10, 64)
+		reset, err := strconv.ParseInt(rlHeader(rec, "X-RateLimit-Reset"), 10, 64)
 		if err != nil || reset < e.clock.Now().Unix() {
-			t.Fatalf("X-RateLimit-Reset must be epoch seconds not in the past: %q", rec.Header().Get("X-RateLimit-Reset"))
+			t.Fatalf("X-RateLimit-Reset must be epoch seconds not in the past: %q", rlHeader(rec, "X-RateLimit-Reset"))
 		}
 	}
 	rec = e.do("GET", "/v1/organization", key, nil)
@@ -199,8 +208,8 @@ func TestRateLimitHeadersAndFreePlan429(t *testing.T) {
 	if rec.Header().Get("Retry-After") != "2" {
 		t.Fatalf("Retry-After %q, want 2 (one token per 2 s)", rec.Header().Get("Retry-After"))
 	}
-	if rec.Header().Get("X-RateLimit-Remaining") != "0" {
-		t.Fatalf("remaining on 429: %q", rec.Header().Get("X-RateLimit-Remaining"))
+	if rlHeader(rec, "X-RateLimit-Remaining") != "0" {
+		t.Fatalf("remaining on 429: %q", rlHeader(rec, "X-RateLimit-Remaining"))
 	}
 	// Limits are per key.
 	wantStatus(t, e.do("GET", "/v1/organization", other, nil), http.StatusOK)
@@ -211,8 +220,8 @@ func TestRateLimitHeadersAndFreePlan429(t *testing.T) {
 	// Other plans get their own limits.
 	for plan, limit := range map[string]string{app.PlanStarter: "60", app.PlanProfessional: "300", app.PlanEnterprise: "3000"} {
 		rec := e.do("GET", "/v1/organization", e.key(e.org(plan, plan), app.RoleAdmin), nil)
-		if rec.Header().Get("X-RateLimit-Limit") != limit {
-			t.Errorf("%s: X-RateLimit-Limit %q, want %s", plan, rec.Header().Get("X-RateLimit-Limit"), limit)
+		if rlHeader(rec, "X-RateLimit-Limit") != limit {
+			t.Errorf("%s: X-RateLimit-Limit %q, want %s", plan, rlHeader(rec, "X-RateLimit-Limit"), limit)
 		}
 	}
 }
@@ -331,4 +340,13 @@ func TestHealthAndOpenAPIArePublic(t *testing.T) {
 	}
 	e.db.Close()
 	wantStatus(t, e.do("GET", "/v1/health", "", nil), http.StatusServiceUnavailable)
+}
+
+// rlHeader reads a rate-limit header by its exact documented spelling.
+func rlHeader(rec *httptest.ResponseRecorder, name string) string {
+	v := rec.Header()[name]
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
 }

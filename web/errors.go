@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/gorilla/mux"
 )
 
 // errorBody carries both documented error forms at once (DECISIONS).
@@ -47,6 +49,24 @@ var (
 	errNotFoundRoute = &httpError{status: http.StatusNotFound, code: "not_found", msg: "no such route"}
 	errMethod        = &httpError{status: http.StatusMethodNotAllowed, code: "method_not_allowed", msg: "method not allowed on this route"}
 )
+
+// methodNotAllowed answers 405 with the Allow header listing the methods
+// the path has.
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) error {
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		var match mux.RouteMatch
+		if s.router.Match(probe, &match) && match.MatchErr == nil {
+			allowed = append(allowed, m)
+		}
+	}
+	if len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+	}
+	return errMethod
+}
 
 // writeError picks the status and writes the error body. 500s are logged
 // with the request id; the client gets a generic message.

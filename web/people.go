@@ -15,6 +15,12 @@ func (s *Server) listPeople(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if inactive == nil {
+		// The reference implementation's name for the same switch.
+		if inactive, err = boolParam(r, "includeDeactivated"); err != nil {
+			return err
+		}
+	}
 	f := app.PersonFilter{Role: r.URL.Query().Get("role"), Page: p, Inactive: inactive != nil && *inactive}
 	l, err := s.app.ListPeople(r.Context(), f)
 	if err != nil {

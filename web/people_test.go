@@ -176,6 +176,11 @@ func TestMemberLimit(t *testing.T) {
 	// Deactivating frees a seat; reactivating needs one.
 	wantStatus(t, e.do("PATCH", "/v1/people/"+c, key, map[string]any{"isActive": false}), http.StatusOK)
 	wantStatus(t, e.do("POST", "/v1/people", key, map[string]any{"name": "D", "email": "d@example.com"}), http.StatusCreated)
+	for query, want := range map[string]float64{"": 3, "?includeInactive=true": 4, "?includeDeactivated=true": 4} {
+		if got := obj(t, e.do("GET", "/v1/people"+query, key, nil))["meta"].(map[string]any)["total"]; got != want {
+			t.Errorf("GET /v1/people%s: total %v, want %v", query, got, want)
+		}
+	}
 	d = wantError(t, e.do("PATCH", "/v1/people/"+c, key, map[string]any{"isActive": true}), http.StatusForbidden, "forbidden")["details"].(map[string]any)
 	if d["limit"] != "members" {
 		t.Fatalf("reactivation past the limit: %v", d)

@@ -19,6 +19,13 @@ const (
 	limiterPruneSize   = 50_000
 )
 
+// The rate-limit headers as the spec spells them.
+const (
+	hdrLimit     = "X-RateLimit-Limit"
+	hdrRemaining = "X-RateLimit-Remaining"
+	hdrReset     = "X-RateLimit-Reset"
+)
+
 type bucket struct {
 	lim       *rate.Limiter
 	perMinute int
@@ -94,10 +101,12 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request, p *app.Principal)
 		}
 	}
 	ok, remaining, reset, retry := s.limiter.take(id, perMinute, burst)
+	// Set directly, not with Header.Set, to keep the documented spelling
+	// on the wire (Set would send X-Ratelimit-Limit).
 	h := w.Header()
-	h.Set("X-RateLimit-Limit", strconv.Itoa(perMinute))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset, 10))
+	h[hdrLimit] = []string{strconv.Itoa(perMinute)}
+	h[hdrRemaining] = []string{strconv.Itoa(remaining)}
+	h[hdrReset] = []string{strconv.FormatInt(reset, 10)}
 	if !ok {
 		h.Set("Retry-After", strconv.Itoa(retry))
 		s.writeError(w, r, &httpError{status: http.StatusTooManyRequests, code: "rate_limited",

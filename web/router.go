@@ -10,7 +10,7 @@ import (
 func (s *Server) routes() *mux.Router {
 	r := mux.NewRouter()
 	r.NotFoundHandler = s.wrap(public, func(w http.ResponseWriter, r *http.Request) error { return errNotFoundRoute })
-	r.MethodNotAllowedHandler = s.wrap(public, func(w http.ResponseWriter, r *http.Request) error { return errMethod })
+	r.MethodNotAllowedHandler = s.wrap(public, s.methodNotAllowed)
 
 	handle := func(method, path string, acc access, h handlerFunc) {
 		r.Handle(path, s.wrap(acc, h)).Methods(method)

@@ -14,10 +14,18 @@ type upload struct {
 	Type     string
 	Size     int64
 	Fields   map[string]string
+	form     *multipart.Form
 }
 
-// Close releases the file and any temporary files of the form.
-func (u *upload) Close() error { return u.File.Close() }
+// Close releases the file and any temporary files of the form (the server
+// removes them only for the request it created, not for a copy of it).
+func (u *upload) Close() error {
+	err := u.File.Close()
+	if u.form != nil {
+		err = errors.Join(err, u.form.RemoveAll())
+	}
+	return err
+}
 
 // parseUpload reads a multipart/form-data body with one file field named
 // field. The body is capped at MaxUploadBytes (413 beyond); a missing file or
@@ -39,7 +47,7 @@ func (s *Server) parseUpload(w http.ResponseWriter, r *http.Request, field strin
 	if err != nil {
 		return nil, badRequest(field, nil, "a file in the form field %q is required", field)
 	}
-	u := &upload{File: f, Filename: hdr.Filename, Type: hdr.Header.Get("Content-Type"), Size: hdr.Size, Fields: map[string]string{}}
+	u := &upload{File: f, Filename: hdr.Filename, Type: hdr.Header.Get("Content-Type"), Size: hdr.Size, Fields: map[string]string{}, form: r.MultipartForm}
 	for k, v := range r.MultipartForm.Value {
 		if len(v) > 0 {
 			u.Fields[k] = v[0]
