@@ -62,6 +62,7 @@ func rootCmd() *cobra.Command {
 	_ = v.BindPFlag("data_dir", root.PersistentFlags().Lookup("data-dir"))
 
 	root.AddCommand(serveCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v))
+	root.AddCommand(benchCmds(v)...)
 	return root
 }
 

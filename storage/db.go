@@ -26,6 +26,8 @@ type DB struct {
 	w    *sql.DB
 	r    *sql.DB
 	path string
+	gc   *committer
+	rs   *stmtCache
 }
 
 var _ app.Store = (*DB)(nil)
@@ -66,12 +68,15 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
-	return &DB{w: w, r: r, path: path}, nil
+	db := &DB{w: w, r: r, path: path, rs: newStmtCache(r)}
+	db.startCommitter()
+	return db, nil
 }
 
-// Close closes both pools.
+// Close stops the group committer and closes both pools.
 func (db *DB) Close() error {
-	return errors.Join(db.r.Close(), db.w.Close())
+	db.stopCommitter()
+	return errors.Join(db.rs.close(), db.r.Close(), db.w.Close())
 }
 
 // Ping checks that the database answers.
@@ -118,32 +123,16 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) (err
 		_, err := st.tx.ExecContext(ctx, "RELEASE "+name)
 		return err
 	}
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			_ = tx.Rollback()
-			panic(p)
-		}
-	}()
-	if err := fn(context.WithValue(ctx, txKey{}, &txState{tx: tx})); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", mapErr(err))
-	}
-	return nil
+	return db.groupCommit(ctx, fn)
 }
 
-// rd returns the transaction in ctx, else the reader pool.
+// rd returns the transaction in ctx, else the reader pool (with its
+// prepared statement cache).
 func (db *DB) rd(ctx context.Context) querier {
 	if st, ok := ctx.Value(txKey{}).(*txState); ok {
 		return st.tx
 	}
-	return db.r
+	return cachedReader{db.rs}
 }
 
 // wr returns the transaction in ctx, else the writer connection.
