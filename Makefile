@@ -45,6 +45,12 @@ LOAD_FLAGS ?=
 load: build
 	./$(BINARY) loadtest $(LOAD_FLAGS)
 
+# Crash test: SIGKILLs the built binary under write load (100 times by
+# default), restarts it and checks every acknowledged write and its event.
+CRASH_FLAGS ?=
+crashtest: build
+	./$(BINARY) crashtest --binary ./$(BINARY) $(CRASH_FLAGS)
+
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...

@@ -134,7 +134,7 @@ func Seed(ctx context.Context, db *storage.DB, a *app.App, orgs int, scale float
 		ds.Orgs = append(ds.Orgs, &Org{ID: o.ID, Key: k.Key, IDs: map[string][]string{}})
 	}
 	for _, s := range Seeders {
-		n := int(float64(s.PerOrg) * scale)
+		n := max(1, int(float64(s.PerOrg)*scale))
 		start := time.Now()
 		for _, org := range ds.Orgs {
 			err := db.InTx(ctx, func(ctx context.Context) error { return s.Seed(ctx, db, org, n, rng, now) })
