@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -161,6 +162,24 @@ func (s *opStats) pct(q float64) time.Duration {
 type phase struct {
 	ops     map[string]*opStats
 	elapsed time.Duration
+	cpu     time.Duration // process CPU time (client and server) during the phase
+}
+
+// cpuPerOp is the process CPU time per completed call: unlike ops/s it does
+// not depend on how much of the machine other processes take.
+func (p *phase) cpuPerOp() time.Duration {
+	n := len(p.total().lat)
+	if n == 0 {
+		return 0
+	}
+	return p.cpu / time.Duration(n)
+}
+
+// processCPU is the user plus system CPU time of this process.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func (p *phase) total() *opStats {
@@ -197,7 +216,7 @@ func drive(ctx context.Context, client *http.Client, t *target, ds *Dataset, con
 	defer cancel()
 	results := make([]map[string]*opStats, conc)
 	var wg sync.WaitGroup
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU()
 	for w := 0; w < conc; w++ {
 		wg.Add(1)
 		go func(w int) {
@@ -259,7 +278,7 @@ func drive(ctx context.Context, client *http.Client, t *target, ds *Dataset, con
 		}(w)
 	}
 	wg.Wait()
-	p := &phase{ops: map[string]*opStats{}, elapsed: time.Since(start)}
+	p := &phase{ops: map[string]*opStats{}, elapsed: time.Since(start), cpu: processCPU() - cpu0}
 	for _, m := range results {
 		for name, s := range m {
 			stat(p.ops, name).merge(s)
@@ -505,6 +524,8 @@ func Load(ctx context.Context, cfg LoadConfig) error {
 	return nil
 }
 
+func us(d time.Duration) string { return fmt.Sprintf("%dµs", d.Microseconds()) }
+
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d.Microseconds())/1000) }
 
 func report(cfg LoadConfig, ds *Dataset, mixed, listOnly, bareMixed, bareList *phase, sizes map[string]int) {
@@ -536,8 +557,18 @@ func report(cfg LoadConfig, ds *Dataset, mixed, listOnly, bareMixed, bareList *p
 	tw.Flush()
 	bm, bl := bareMixed.total(), bareList.total()
 	fmt.Fprintf(w, "\nbare net/http, same sizes: mixed %.0f ops/s, list-size %.0f ops/s\n", bareMixed.rate(bm), bareList.rate(bl))
-	fmt.Fprintf(w, "fraction of the bare limit: mixed %.1f%%, list_vendors %.1f%%\n",
+	fmt.Fprintf(w, "fraction of the bare limit (ops/s): mixed %.1f%%, list_vendors %.1f%%\n",
 		100*mixed.rate(t)/bareMixed.rate(bm), 100*listOnly.rate(lt)/bareList.rate(bl))
+	// CPU per call (client and server in this process, for ours and for the
+	// bare server alike) does not depend on what else the machine runs: its
+	// ratio is the fraction an otherwise idle machine would show.
+	fmt.Fprintf(w, "CPU per call: mixed %s (bare %s), list_vendors %s (bare %s)\n",
+		us(mixed.cpuPerOp()), us(bareMixed.cpuPerOp()), us(listOnly.cpuPerOp()), us(bareList.cpuPerOp()))
+	fmt.Fprintf(w, "fraction of the bare limit (CPU per call): mixed %.1f%%, list_vendors %.1f%%\n",
+		100*float64(bareMixed.cpuPerOp())/float64(max(1, mixed.cpuPerOp())), 100*float64(bareList.cpuPerOp())/float64(max(1, listOnly.cpuPerOp())))
+	fmt.Fprintf(w, "ops/s an idle machine would allow at this CPU cost: mixed %.0f, list_vendors %.0f\n",
+		float64(runtime.GOMAXPROCS(0))*float64(time.Second)/float64(max(1, mixed.cpuPerOp())),
+		float64(runtime.GOMAXPROCS(0))*float64(time.Second)/float64(max(1, listOnly.cpuPerOp())))
 	for _, o := range Ops {
 		if s := mixed.ops[o.Name]; s != nil && s.sample != "" {
 			fmt.Fprintf(w, "first error of %s: %s\n", o.Name, s.sample)

@@ -171,11 +171,48 @@ func tsPtr(t *time.Time) any {
 }
 
 func parseTS(s string) time.Time {
+	if t, ok := parseFixedTS(s); ok {
+		return t
+	}
 	t, err := time.Parse(timeFormat, s)
 	if err != nil {
 		t, _ = time.Parse(time.RFC3339Nano, s)
 	}
 	return t.UTC()
+}
+
+// parseFixedTS reads timeFormat without time.Parse's generality: list
+// responses parse several times per row.
+func parseFixedTS(s string) (time.Time, bool) {
+	if len(s) != len(timeFormat) || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[23] != 'Z' {
+		return time.Time{}, false
+	}
+	num := func(from, to int) (int, bool) {
+		n := 0
+		for i := from; i < to; i++ {
+			c := s[i]
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n, true
+	}
+	y, ok1 := num(0, 4)
+	mo, ok2 := num(5, 7)
+	d, ok3 := num(8, 10)
+	h, ok4 := num(11, 13)
+	mi, ok5 := num(14, 16)
+	sec, ok6 := num(17, 19)
+	msec, ok7 := num(20, 23)
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, msec*int(time.Millisecond), time.UTC)
+	if t.Day() != d {
+		return time.Time{}, false // 31 April and the like: let time.Parse reject it
+	}
+	return t, true
 }
 
 func parseTSPtr(s sql.NullString) *time.Time {

@@ -33,8 +33,10 @@ func scanVendor(row interface{ Scan(...any) error }) (*app.Vendor, error) {
 	v.DPASignedAt, v.DPAURL, v.LastReviewedAt = parseTSPtr(dpaSigned), strPtr(dpaURL), parseTSPtr(reviewed)
 	v.NextReviewDue, v.TransferMechanism = strPtr(nextDue), strPtr(transfer)
 	v.SubProcessors = []app.SubProcessor{}
-	if err := json.Unmarshal([]byte(subs), &v.SubProcessors); err != nil {
-		return nil, fmt.Errorf("decode sub-processors of %s: %w", v.ID, err)
+	if subs != "[]" {
+		if err := json.Unmarshal([]byte(subs), &v.SubProcessors); err != nil {
+			return nil, fmt.Errorf("decode sub-processors of %s: %w", v.ID, err)
+		}
 	}
 	if score.Valid {
 		s := int(score.Int64)
