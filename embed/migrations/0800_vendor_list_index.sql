@@ -7,3 +7,6 @@
 -- the rows returned.
 CREATE INDEX vendors_org_list ON vendors(organization_id, archived_at, id, criticality, category, status, country,
     dpa_status, processes_personal_data, ict_service, assignee_id, risk_score);
+-- Sorting by name (the register's usual view) reads the index in order
+-- instead of sorting every active vendor of the organization.
+CREATE INDEX vendors_org_name ON vendors(organization_id, archived_at, name, id);
