@@ -393,7 +393,7 @@ func TestCrossOrganizationSweep(t *testing.T) {
 	}
 
 	ops := loadSweepOps(t, e)
-	var swept, notFound, forbidden, leakChecked int
+	var swept, notFound, forbidden, leakChecked, crossHeader int
 	for _, o := range ops {
 		path, query, body, ct, hasIDs, shared := sweepRequest(t, o, a)
 		write := o.method != http.MethodGet && o.method != http.MethodHead
@@ -412,6 +412,7 @@ func TestCrossOrganizationSweep(t *testing.T) {
 				if rec.Code != http.StatusNotFound {
 					t.Errorf("B's key with X-Organization-Id of A: status %d, want 404: %s", rec.Code, rec.Body.String())
 				}
+				crossHeader++
 			}
 			// B uses A's ids.
 			rec := e.sweepDo(o.method, path, query, ownerB, body, ct)
@@ -467,6 +468,6 @@ func TestCrossOrganizationSweep(t *testing.T) {
 			t.Errorf("A's key %s was revoked during the sweep", k.ID)
 		}
 	}
-	t.Logf("routes swept: %d operations; 404 on A's resources: %d; leak-checked: %d; auditor 403: %d",
-		swept, notFound, leakChecked, forbidden)
+	t.Logf("routes swept: %d operations; 404 on A's resources: %d; 404 with X-Organization-Id of A: %d; leak-checked: %d; auditor 403: %d",
+		swept, notFound, crossHeader, leakChecked, forbidden)
 }
