@@ -68,6 +68,7 @@ func rootCmd() *cobra.Command {
 
 	setWebhookDefaults(v)
 	root.AddCommand(serveCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), auditCmd(v))
+	root.AddCommand(benchCmds(v)...)
 	return root
 }
 

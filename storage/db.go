@@ -27,10 +27,8 @@ type DB struct {
 	w    *sql.DB
 	r    *sql.DB
 	path string
-	// Prepared statements by query text. Parsing a statement costs more
-	// than running most of them, so every query is prepared once.
-	ws *stmtCache
-	rs *stmtCache
+	gc   *committer
+	rs   *stmtCache
 }
 
 var _ app.Store = (*DB)(nil)
@@ -71,14 +69,15 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
-	return &DB{w: w, r: r, path: path, ws: newStmtCache(w), rs: newStmtCache(r)}, nil
+	db := &DB{w: w, r: r, path: path, rs: newStmtCache(r)}
+	db.startCommitter()
+	return db, nil
 }
 
-// Close closes both pools.
+// Close stops the group committer and closes both pools.
 func (db *DB) Close() error {
-	db.rs.close()
-	db.ws.close()
-	return errors.Join(db.r.Close(), db.w.Close())
+	db.stopCommitter()
+	return errors.Join(db.rs.close(), db.r.Close(), db.w.Close())
 }
 
 // Ping checks that the database answers.
@@ -97,7 +96,6 @@ type txKey struct{}
 
 type txState struct {
 	tx    *sql.Tx
-	q     *txQuerier
 	depth int
 }
 
@@ -126,45 +124,24 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) (err
 		_, err := st.tx.ExecContext(ctx, "RELEASE "+name)
 		return err
 	}
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	// Statements first used inside a transaction are prepared once the
-	// writer connection is free again (deferred first: it runs last, after
-	// a panic's rollback).
-	defer db.ws.preparePending()
-	defer func() {
-		if p := recover(); p != nil {
-			_ = tx.Rollback()
-			panic(p)
-		}
-	}()
-	st := &txState{tx: tx, q: &txQuerier{tx: tx, c: db.ws}}
-	if err := fn(context.WithValue(ctx, txKey{}, st)); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", mapErr(err))
-	}
-	return nil
+	return db.groupCommit(ctx, fn)
 }
 
-// rd returns the transaction in ctx, else the reader pool.
+// rd returns the transaction in ctx, else the reader pool (with its
+// prepared statement cache).
 func (db *DB) rd(ctx context.Context) querier {
 	if st, ok := ctx.Value(txKey{}).(*txState); ok {
-		return st.q
+		return st.tx
 	}
-	return db.rs
+	return cachedReader{db.rs}
 }
 
 // wr returns the transaction in ctx, else the writer connection.
 func (db *DB) wr(ctx context.Context) querier {
 	if st, ok := ctx.Value(txKey{}).(*txState); ok {
-		return st.q
+		return st.tx
 	}
-	return db.ws
+	return db.w
 }
 
 // mapErr maps SQLite errors to app sentinels.
@@ -205,33 +182,38 @@ func parseTS(s string) time.Time {
 	return t.UTC()
 }
 
-// parseFixedTS reads the stored form 2006-01-02T15:04:05.000Z without the
-// general parser: lists decode several times per row.
+// parseFixedTS reads timeFormat without time.Parse's generality: list
+// responses parse several times per row.
 func parseFixedTS(s string) (time.Time, bool) {
 	if len(s) != len(timeFormat) || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[23] != 'Z' {
 		return time.Time{}, false
 	}
-	num := func(i, n int) (int, bool) {
-		v := 0
-		for _, c := range []byte(s[i : i+n]) {
+	num := func(from, to int) (int, bool) {
+		n := 0
+		for i := from; i < to; i++ {
+			c := s[i]
 			if c < '0' || c > '9' {
 				return 0, false
 			}
-			v = v*10 + int(c-'0')
+			n = n*10 + int(c-'0')
 		}
-		return v, true
+		return n, true
 	}
 	y, ok1 := num(0, 4)
-	mo, ok2 := num(5, 2)
-	d, ok3 := num(8, 2)
-	h, ok4 := num(11, 2)
-	mi, ok5 := num(14, 2)
-	sec, ok6 := num(17, 2)
-	ms, ok7 := num(20, 3)
+	mo, ok2 := num(5, 7)
+	d, ok3 := num(8, 10)
+	h, ok4 := num(11, 13)
+	mi, ok5 := num(14, 16)
+	sec, ok6 := num(17, 19)
+	msec, ok7 := num(20, 23)
 	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 59 {
 		return time.Time{}, false
 	}
-	return time.Date(y, time.Month(mo), d, h, mi, sec, ms*int(time.Millisecond), time.UTC), true
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, msec*int(time.Millisecond), time.UTC)
+	if t.Day() != d {
+		return time.Time{}, false // 31 April and the like: let time.Parse reject it
+	}
+	return t, true
 }
 
 func parseTSPtr(s sql.NullString) *time.Time {

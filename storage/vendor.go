@@ -160,8 +160,11 @@ func (db *DB) ListVendors(ctx context.Context, orgID string, f app.VendorFilter)
 	if f.Page.Offset() >= out.Total {
 		return out, nil
 	}
-	rows, err := q.QueryContext(ctx, `SELECT `+vendorColumns+` FROM vendors WHERE `+cond+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
-		append(args, f.Page.PerPage, f.Page.Offset())...)
+	// The page's ids come from the list index alone (filters and sort keys
+	// other than name live in it); only the page's rows are read in full.
+	rows, err := q.QueryContext(ctx, `SELECT `+vendorColumns+` FROM vendors WHERE organization_id = ? AND id IN
+		(SELECT id FROM vendors WHERE `+cond+` ORDER BY `+order+` LIMIT ? OFFSET ?) ORDER BY `+order,
+		append(append([]any{orgID}, args...), f.Page.PerPage, f.Page.Offset())...)
 	if err != nil {
 		return out, err
 	}

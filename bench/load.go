@@ -1,0 +1,613 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/storage"
+	"github.com/compliance-appliance/compliance/web"
+)
+
+// Op is one operation of the workload. Build returns the request for one
+// call by an organization; seq is unique per call (idempotency keys).
+type Op struct {
+	Name   string
+	Weight int // share of the mixed workload, in percent
+	Write  bool
+	Want   int // the status a correct answer has
+	Build  func(rng *rand.Rand, org *Org, seq uint64) (method, path string, body []byte)
+}
+
+// Ops is the mixed workload: 80% reads with filters and pagination, 20%
+// creates with Idempotency-Key. A resource that lands adds its list, get
+// and create operations here (and shifts weights so they still sum to 100).
+var Ops = []Op{
+	{Name: "list_vendors", Weight: 40, Want: 200, Build: buildListVendors},
+	{Name: "get_vendor", Weight: 25, Want: 200, Build: func(rng *rand.Rand, org *Org, _ uint64) (string, string, []byte) {
+		return "GET", "/v1/vendors/" + pick(rng, org.IDs["vendor"]), nil
+	}},
+	{Name: "list_people", Weight: 10, Want: 200, Build: func(rng *rand.Rand, org *Org, _ uint64) (string, string, []byte) {
+		q := url.Values{}
+		q.Set("perPage", "25")
+		if rng.IntN(3) == 0 {
+			q.Set("role", "employee")
+		}
+		return "GET", "/v1/people?" + q.Encode(), nil
+	}},
+	{Name: "get_person", Weight: 5, Want: 200, Build: func(rng *rand.Rand, org *Org, _ uint64) (string, string, []byte) {
+		return "GET", "/v1/people/" + pick(rng, org.IDs["person"]), nil
+	}},
+	{Name: "create_vendor", Weight: 15, Write: true, Want: 201, Build: func(rng *rand.Rand, org *Org, seq uint64) (string, string, []byte) {
+		body, _ := json.Marshal(map[string]any{"name": fmt.Sprintf("Load vendor %d", seq), "category": pick(rng, app.VendorCategories),
+			"criticality": pick(rng, app.Criticalities), "country": pick(rng, vendorCountries), "processesPersonalData": false,
+			"inherentProbability": pick(rng, app.Probabilities), "inherentImpact": pick(rng, app.Impacts), "website": "https://load.example.com"})
+		return "POST", "/v1/vendors", body
+	}},
+	{Name: "create_person", Weight: 5, Write: true, Want: 201, Build: func(rng *rand.Rand, org *Org, seq uint64) (string, string, []byte) {
+		body, _ := json.Marshal(map[string]any{"name": pick(rng, firstNames) + " " + pick(rng, lastNames),
+			"email": fmt.Sprintf("load-%d-%d@example.com", seq, rng.Uint32()), "role": "employee", "department": pick(rng, departments)})
+		return "POST", "/v1/people", body
+	}},
+}
+
+func buildListVendors(rng *rand.Rand, org *Org, _ uint64) (string, string, []byte) {
+	q := url.Values{}
+	q.Set("perPage", pick(rng, []string{"25", "50"}))
+	q.Set("page", strconv.Itoa(1+rng.IntN(3)))
+	switch rng.IntN(6) {
+	case 0:
+		q.Set("criticality", pick(rng, app.Criticalities))
+	case 1:
+		q.Set("processesPersonalData", "true")
+		q.Set("country", pick(rng, vendorCountries))
+	case 2:
+		q.Set("category", pick(rng, app.VendorCategories))
+		q.Set("sort", "-riskScore")
+	case 3:
+		q.Set("status", pick(rng, app.VendorStatuses))
+		q.Set("sort", "name")
+	case 4:
+		q.Set("assigneeId", pick(rng, org.IDs["person"]))
+	}
+	return "GET", "/v1/vendors?" + q.Encode(), nil
+}
+
+// LoadConfig bounds a load run.
+type LoadConfig struct {
+	Orgs        int
+	Scale       float64       // multiplies every Seeder's PerOrg
+	Concurrency int           // client workers
+	Duration    time.Duration // per measured phase
+	DataDir     string        // empty: a temporary directory, removed after
+	Out         io.Writer     // the report
+	Progress    io.Writer     // progress lines
+	// Profile, when set, is a directory that receives CPU, mutex and block
+	// profiles of the mixed phase (go tool pprof).
+	Profile string
+}
+
+// Limits keep the tool a measurement, never a flood.
+const (
+	maxConcurrency = 256
+	maxDuration    = 10 * time.Minute
+	maxOrgs        = 10000
+)
+
+func (c *LoadConfig) check() error {
+	switch {
+	case c.Orgs < 1 || c.Orgs > maxOrgs:
+		return fmt.Errorf("orgs must be 1 to %d", maxOrgs)
+	case c.Scale <= 0 || c.Scale > 100:
+		return errors.New("scale must be above 0 and at most 100")
+	case c.Concurrency < 1 || c.Concurrency > maxConcurrency:
+		return fmt.Errorf("concurrency must be 1 to %d", maxConcurrency)
+	case c.Duration <= 0 || c.Duration > maxDuration:
+		return fmt.Errorf("duration must be above 0 and at most %s", maxDuration)
+	}
+	if c.Out == nil {
+		c.Out = os.Stdout
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+	return nil
+}
+
+// opStats collects one operation's results in one phase.
+type opStats struct {
+	lat    []time.Duration
+	errors int
+	bytes  int64
+	sample string
+}
+
+func (s *opStats) merge(o *opStats) {
+	s.lat = append(s.lat, o.lat...)
+	s.errors += o.errors
+	s.bytes += o.bytes
+	if s.sample == "" {
+		s.sample = o.sample
+	}
+}
+
+func (s *opStats) pct(q float64) time.Duration {
+	if len(s.lat) == 0 {
+		return 0
+	}
+	return s.lat[int(q*float64(len(s.lat)-1))]
+}
+
+// phase is the result of one measured run.
+type phase struct {
+	ops     map[string]*opStats
+	elapsed time.Duration
+	cpu     time.Duration // process CPU time (client and server) during the phase
+}
+
+// cpuPerOp is the process CPU time per completed call: unlike ops/s it does
+// not depend on how much of the machine other processes take.
+func (p *phase) cpuPerOp() time.Duration {
+	n := len(p.total().lat)
+	if n == 0 {
+		return 0
+	}
+	return p.cpu / time.Duration(n)
+}
+
+// processCPU is the user plus system CPU time of this process.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func (p *phase) total() *opStats {
+	t := &opStats{}
+	for _, s := range p.ops {
+		t.merge(s)
+	}
+	sort.Slice(t.lat, func(i, j int) bool { return t.lat[i] < t.lat[j] })
+	return t
+}
+
+func (p *phase) rate(s *opStats) float64 { return float64(len(s.lat)) / p.elapsed.Seconds() }
+
+// callSeq numbers calls across phases, so idempotency keys never repeat.
+var callSeq atomic.Uint64
+
+func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
+
+// target says where a phase sends its requests: our API, or the bare
+// server answering n bytes per operation.
+type target struct {
+	base  string
+	bare  map[string]int // op name -> response size; nil for our API
+	ops   []Op
+	total int
+}
+
+// drive runs conc workers against t for d and returns per-op statistics.
+func drive(ctx context.Context, client *http.Client, t *target, ds *Dataset, conc int, d time.Duration, record bool) (*phase, error) {
+	for _, o := range t.ops {
+		t.total += o.Weight
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	results := make([]map[string]*opStats, conc)
+	var wg sync.WaitGroup
+	start, cpu0 := time.Now(), processCPU()
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))
+			mine := map[string]*opStats{}
+			results[w] = mine
+			buf := make([]byte, 32<<10)
+			for ctx.Err() == nil {
+				op := t.pickOp(rng)
+				org := pick(rng, ds.Orgs)
+				seq := callSeq.Add(1)
+				method, path, body := op.Build(rng, org, seq)
+				u := t.base + path
+				if t.bare != nil {
+					u = t.base + "/bare?n=" + strconv.Itoa(t.bare[op.Name]) + "&s=" + strconv.Itoa(op.Want)
+				}
+				req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+				if err != nil {
+					continue
+				}
+				req.Header.Set("X-API-Key", org.Key)
+				if body != nil {
+					req.Header.Set("Content-Type", "application/json")
+				}
+				if op.Write {
+					req.Header.Set("Idempotency-Key", "load-"+strconv.FormatUint(seq, 10))
+				}
+				t0 := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					if ctx.Err() != nil {
+						break
+					}
+					s := stat(mine, op.Name)
+					s.errors++
+					s.sample = err.Error()
+					continue
+				}
+				n, _ := readAll(resp.Body, buf)
+				resp.Body.Close()
+				lat := time.Since(t0)
+				if ctx.Err() != nil {
+					break // a call cut by the end of the phase is not counted
+				}
+				s := stat(mine, op.Name)
+				if resp.StatusCode != op.Want {
+					s.errors++
+					if s.sample == "" {
+						s.sample = fmt.Sprintf("%s %s: %d %s", method, path, resp.StatusCode, buf[:min(n, 300)])
+					}
+					continue
+				}
+				if record {
+					s.lat = append(s.lat, lat)
+					s.bytes += int64(n)
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	p := &phase{ops: map[string]*opStats{}, elapsed: time.Since(start), cpu: processCPU() - cpu0}
+	for _, m := range results {
+		for name, s := range m {
+			stat(p.ops, name).merge(s)
+		}
+	}
+	for _, s := range p.ops {
+		sort.Slice(s.lat, func(i, j int) bool { return s.lat[i] < s.lat[j] })
+	}
+	return p, nil
+}
+
+func stat(m map[string]*opStats, name string) *opStats {
+	s := m[name]
+	if s == nil {
+		s = &opStats{}
+		m[name] = s
+	}
+	return s
+}
+
+// readAll drains r, keeping the first len(buf) bytes, and returns the size.
+func readAll(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for {
+		k, err := r.Read(buf[min(n, len(buf)):])
+		n += k
+		if n >= len(buf) {
+			m, err := io.Copy(io.Discard, r)
+			return n + int(m), err
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+func (t *target) pickOp(rng *rand.Rand) Op {
+	x := rng.IntN(t.total)
+	for _, o := range t.ops {
+		if x < o.Weight {
+			return o
+		}
+		x -= o.Weight
+	}
+	return t.ops[len(t.ops)-1]
+}
+
+// bareServer answers every request with n bytes of JSON and status s (from
+// the query), after reading the body: the limit of net/http on this
+// machine for responses of our sizes.
+func bareServer() (*http.Server, net.Listener, error) {
+	payload := bytes.Repeat([]byte(`{"k":"0123456789abcdef0123456789abcdef"},`), 1<<13)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, err
+	}
+	hs := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		q := r.URL.Query()
+		n, _ := strconv.Atoi(q.Get("n"))
+		s, _ := strconv.Atoi(q.Get("s"))
+		if s == 0 {
+			s = http.StatusOK
+		}
+		n = max(0, min(n, len(payload)))
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(n))
+		w.WriteHeader(s)
+		_, _ = w.Write(payload[:n])
+	})}
+	go func() { _ = hs.Serve(ln) }()
+	return hs, ln, nil
+}
+
+// Server is the appliance served in process on a loopback port over a data
+// directory, wired as `serve` wires it (logs in JSON to a file, as a
+// service's redirected stderr would be).
+type Server struct {
+	DB     *storage.DB
+	App    *app.App
+	URL    string
+	hs     *http.Server
+	runner *app.Runner
+	stop   context.CancelFunc
+	logf   *os.File
+}
+
+// StartServer opens and migrates the database in dir and serves the API on
+// 127.0.0.1 on a free port.
+func StartServer(ctx context.Context, dir string, cfg app.Config) (*Server, error) {
+	dd := storage.DataDir{Root: dir}
+	if err := dd.Ensure(); err != nil {
+		return nil, err
+	}
+	logf, err := os.OpenFile(filepath.Join(dir, "serve.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	log := slog.New(slog.NewJSONHandler(logf, nil))
+	db, err := storage.Open(ctx, dd.DBPath())
+	if err != nil {
+		logf.Close()
+		return nil, err
+	}
+	if _, err := db.Migrate(ctx); err != nil {
+		db.Close()
+		logf.Close()
+		return nil, err
+	}
+	files, err := storage.NewFiles(dd.FilesPath())
+	if err != nil {
+		db.Close()
+		logf.Close()
+		return nil, err
+	}
+	a := app.NewWithFiles(db, files, nil, log, cfg)
+	h, err := web.New(a, log, web.Options{Version: "loadtest", Health: db.Ping})
+	if err != nil {
+		db.Close()
+		logf.Close()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		db.Close()
+		logf.Close()
+		return nil, err
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	jobCtx, stop := context.WithCancel(context.Background())
+	runner := app.NewRunner(log, app.Job{Name: "flush_key_usage", Interval: 5 * time.Second, Run: a.FlushKeyUsage})
+	runner.Start(jobCtx)
+	go func() { _ = hs.Serve(ln) }()
+	return &Server{DB: db, App: a, URL: "http://" + ln.Addr().String(), hs: hs, runner: runner, stop: stop, logf: logf}, nil
+}
+
+// Close stops the server and closes the database.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := s.hs.Shutdown(ctx)
+	s.stop()
+	s.runner.Wait()
+	return errors.Join(err, s.DB.Close(), s.logf.Close())
+}
+
+func newClient(conc int) *http.Client {
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		MaxIdleConns: conc * 2, MaxIdleConnsPerHost: conc * 2, IdleConnTimeout: time.Minute, DisableCompression: true,
+		DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+	}}
+}
+
+// Load seeds the dataset, serves it, drives the mixed workload and a
+// list-only workload at fixed concurrency, measures the bare net/http
+// limit for responses of the same sizes, and prints the report.
+func Load(ctx context.Context, cfg LoadConfig) error {
+	if err := cfg.check(); err != nil {
+		return err
+	}
+	dir := cfg.DataDir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "compliance-load-*")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	progress := func(s string) { fmt.Fprintf(cfg.Progress, "%s %s\n", time.Now().Format("15:04:05"), s) }
+	// The limiter runs on every request, but with a ceiling far above what
+	// one machine serves, so the run measures the server, not the plan.
+	srv, err := StartServer(ctx, dir, app.Config{EnterpriseRate: 1 << 30, EnterpriseBurst: 1 << 30})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	start := time.Now()
+	ds, err := Seed(ctx, srv.DB, srv.App, cfg.Orgs, cfg.Scale, progress)
+	if err != nil {
+		return err
+	}
+	if err := srv.DB.Optimize(ctx); err != nil {
+		return err
+	}
+	progress(fmt.Sprintf("dataset ready in %s: %d organizations", time.Since(start).Round(time.Millisecond), len(ds.Orgs)))
+
+	client := newClient(cfg.Concurrency)
+	var lists []Op
+	for _, o := range Ops {
+		if o.Name == "list_vendors" {
+			lists = append(lists, Op{Name: o.Name, Weight: 100, Want: o.Want, Build: o.Build})
+		}
+	}
+	warm := min(2*time.Second, cfg.Duration)
+	progress("warming up")
+	if _, err := drive(ctx, client, &target{base: srv.URL, ops: Ops}, ds, cfg.Concurrency, warm, false); err != nil {
+		return err
+	}
+	progress(fmt.Sprintf("mixed workload: %d workers for %s", cfg.Concurrency, cfg.Duration))
+	stopProfile, err := startProfile(cfg.Profile)
+	if err != nil {
+		return err
+	}
+	mixed, err := drive(ctx, client, &target{base: srv.URL, ops: Ops}, ds, cfg.Concurrency, cfg.Duration, true)
+	if err := errors.Join(err, stopProfile()); err != nil {
+		return err
+	}
+	progress("list-only workload")
+	listOnly, err := drive(ctx, client, &target{base: srv.URL, ops: lists}, ds, cfg.Concurrency, cfg.Duration, true)
+	if err != nil {
+		return err
+	}
+
+	sizes := map[string]int{}
+	for name, s := range mixed.ops {
+		if len(s.lat) > 0 {
+			sizes[name] = int(s.bytes / int64(len(s.lat)))
+		}
+	}
+	bare, ln, err := bareServer()
+	if err != nil {
+		return err
+	}
+	defer bare.Close()
+	bareURL := "http://" + ln.Addr().String()
+	bareClient := newClient(cfg.Concurrency)
+	progress("bare net/http limit: mixed sizes")
+	bareMixed, err := drive(ctx, bareClient, &target{base: bareURL, ops: Ops, bare: sizes}, ds, cfg.Concurrency, cfg.Duration, true)
+	if err != nil {
+		return err
+	}
+	progress("bare net/http limit: list response size")
+	bareList, err := drive(ctx, bareClient, &target{base: bareURL, ops: lists, bare: sizes}, ds, cfg.Concurrency, cfg.Duration, true)
+	if err != nil {
+		return err
+	}
+	report(cfg, ds, mixed, listOnly, bareMixed, bareList, sizes)
+	return nil
+}
+
+func us(d time.Duration) string { return fmt.Sprintf("%dµs", d.Microseconds()) }
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d.Microseconds())/1000) }
+
+func report(cfg LoadConfig, ds *Dataset, mixed, listOnly, bareMixed, bareList *phase, sizes map[string]int) {
+	w := cfg.Out
+	seeded := map[string]int{}
+	for _, o := range ds.Orgs {
+		for k, ids := range o.IDs {
+			seeded[k] += len(ids)
+		}
+	}
+	fmt.Fprintf(w, "dataset: %d organizations", len(ds.Orgs))
+	for _, s := range Seeders {
+		fmt.Fprintf(w, ", %d %s", seeded[s.Kind], s.Kind)
+	}
+	fmt.Fprintf(w, "\nconcurrency %d, %s per phase, loopback, GOMAXPROCS=%d\n\n", cfg.Concurrency, cfg.Duration, runtimeProcs())
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "operation\tshare\tops/s\tp50 ms\tp95 ms\tp99 ms\tbytes\terrors\t")
+	for _, o := range Ops {
+		s := mixed.ops[o.Name]
+		if s == nil {
+			s = &opStats{}
+		}
+		fmt.Fprintf(tw, "%s\t%d%%\t%.0f\t%s\t%s\t%s\t%d\t%d\t\n", o.Name, o.Weight, mixed.rate(s), ms(s.pct(.5)), ms(s.pct(.95)), ms(s.pct(.99)), sizes[o.Name], s.errors)
+	}
+	t := mixed.total()
+	fmt.Fprintf(tw, "mixed total\t100%%\t%.0f\t%s\t%s\t%s\t\t%d\t\n", mixed.rate(t), ms(t.pct(.5)), ms(t.pct(.95)), ms(t.pct(.99)), t.errors)
+	lt := listOnly.total()
+	fmt.Fprintf(tw, "list_vendors only\t\t%.0f\t%s\t%s\t%s\t\t%d\t\n", listOnly.rate(lt), ms(lt.pct(.5)), ms(lt.pct(.95)), ms(lt.pct(.99)), lt.errors)
+	tw.Flush()
+	bm, bl := bareMixed.total(), bareList.total()
+	fmt.Fprintf(w, "\nbare net/http, same sizes: mixed %.0f ops/s, list-size %.0f ops/s\n", bareMixed.rate(bm), bareList.rate(bl))
+	fmt.Fprintf(w, "fraction of the bare limit (ops/s): mixed %.1f%%, list_vendors %.1f%%\n",
+		100*mixed.rate(t)/bareMixed.rate(bm), 100*listOnly.rate(lt)/bareList.rate(bl))
+	// CPU per call (client and server in this process, for ours and for the
+	// bare server alike) does not depend on what else the machine runs: its
+	// ratio is the fraction an otherwise idle machine would show.
+	fmt.Fprintf(w, "CPU per call: mixed %s (bare %s), list_vendors %s (bare %s)\n",
+		us(mixed.cpuPerOp()), us(bareMixed.cpuPerOp()), us(listOnly.cpuPerOp()), us(bareList.cpuPerOp()))
+	fmt.Fprintf(w, "fraction of the bare limit (CPU per call): mixed %.1f%%, list_vendors %.1f%%\n",
+		100*float64(bareMixed.cpuPerOp())/float64(max(1, mixed.cpuPerOp())), 100*float64(bareList.cpuPerOp())/float64(max(1, listOnly.cpuPerOp())))
+	fmt.Fprintf(w, "ops/s an idle machine would allow at this CPU cost: mixed %.0f, list_vendors %.0f\n",
+		float64(runtime.GOMAXPROCS(0))*float64(time.Second)/float64(max(1, mixed.cpuPerOp())),
+		float64(runtime.GOMAXPROCS(0))*float64(time.Second)/float64(max(1, listOnly.cpuPerOp())))
+	for _, o := range Ops {
+		if s := mixed.ops[o.Name]; s != nil && s.sample != "" {
+			fmt.Fprintf(w, "first error of %s: %s\n", o.Name, s.sample)
+		}
+	}
+}
+
+// startProfile starts CPU, block and mutex profiling into dir; the returned
+// function stops it and writes the files. An empty dir profiles nothing.
+func startProfile(dir string) (func() error, error) {
+	if dir == "" {
+		return func() error { return nil }, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(dir, "cpu.pprof"))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	runtime.SetBlockProfileRate(int(time.Millisecond))
+	runtime.SetMutexProfileFraction(10)
+	return func() error {
+		pprof.StopCPUProfile()
+		errs := []error{f.Close()}
+		for _, name := range []string{"block", "mutex"} {
+			out, err := os.Create(filepath.Join(dir, name+".pprof"))
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			errs = append(errs, pprof.Lookup(name).WriteTo(out, 0), out.Close())
+		}
+		runtime.SetBlockProfileRate(0)
+		runtime.SetMutexProfileFraction(0)
+		return errors.Join(errs...)
+	}, nil
+}

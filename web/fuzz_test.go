@@ -1,0 +1,241 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/storage"
+)
+
+// The fuzz targets assert one property of hostile input: no panic and no
+// 5xx. Seed corpora live in testdata/fuzz/<Target>; `make fuzz` runs each
+// target for FUZZTIME and `make test` runs a short pass within the CI
+// budget.
+//
+// The webhook signature check is not in this tree yet: when the webhook
+// branch adds its verification helper, add FuzzWebhookSignature here (raw
+// body, secret and X-Service-Signature header as inputs; it must never
+// panic, and must accept exactly the HMAC the sender computes).
+
+// fuzzBodyRoutes are the create and update operations that take a JSON body.
+// Adding a route here puts its decoder and validation under the fuzzer.
+var fuzzBodyRoutes = []struct{ method, path string }{
+	{"POST", "/v1/vendors"},
+	{"PATCH", "/v1/vendors/{vendor}"},
+	{"POST", "/v1/people"},
+	{"POST", "/v1/people/bulk"},
+	{"PATCH", "/v1/people/{person}"},
+	{"POST", "/v1/people/{person}/devices"},
+	{"PATCH", "/v1/organization"},
+	{"PATCH", "/v1/organization/branding"},
+	{"POST", "/v1/api-keys"},
+	{"POST", "/v1/organization/transfer-ownership"},
+}
+
+// decodeTargets are the body types of those routes, for the decoder-only
+// target (fast: no database).
+var decodeTargets = []func() any{
+	func() any { return &app.VendorInput{} },
+	func() any { return &app.PersonCreate{} },
+	func() any { return &app.PersonPatch{} },
+	func() any { return &struct{ Members []app.PersonCreate }{} },
+	func() any { return &app.DeviceLink{} },
+	func() any { return &app.OrganizationPatch{} },
+	func() any { return &app.BrandingPatch{} },
+	func() any { return &app.APIKeyCreate{} },
+}
+
+var jsonSeeds = []string{
+	`{"name":"Acme","category":"Cloud","country":"us","processesPersonalData":true,"transferMechanism":"SCC"}`,
+	`{"name":"Acme","residualProbability":null,"subProcessors":[{"name":"x","country":"DE","purpose":"p"}]}`,
+	`{"name":"","inherentImpact":"severe","nextReviewDue":"2026-02-30","dpaSignedAt":"2026-01-01T00:00:00Z"}`,
+	`{"email":"a@example.com","name":"A","role":"admin","department":"IT"}`,
+	`{"members":[{"email":"b@example.com","name":"B"},{"email":"b@example.com","name":"B"}]}`,
+	`{"isActive":false,"jobTitle":null,"role":"owner"}`,
+	`{"deviceId":"dev_01JABCDEFGHJKMNPQRSTVWXYZ0"}`,
+	`{"name":"Laptop","hostname":"h","platform":"linux","osVersion":"6.1"}`,
+	`{"slug":"acme-corp","website":"https://example.com"}`,
+	`{"primaryColor":"#AABBCC","logoUrl":"javascript:alert(1)","displayName":null}`,
+	`{"name":"ci","role":"auditor","expiresIn":"-5h"}`,
+	`{"name":"ci","role":"admin","expiresAt":"9999-12-31T23:59:59Z"}`,
+	`{"newOwnerId":"usr_01JABCDEFGHJKMNPQRSTVWXYZ0"}`,
+	`{"name":1e400}`, `{"name":"\ud800"}`, `{"a":` + strings.Repeat(`[`, 200), `[]`, `null`, `{}{}`, `{"name":"x"} trailing`,
+	`{"subProcessors":[` + strings.Repeat(`{"name":"x","country":"DE","purpose":"p"},`, 20) + `{}]}`,
+}
+
+// FuzzDecode feeds arbitrary bytes to the JSON decoder for every body
+// type: every failure must be a 4xx naming what is wrong.
+func FuzzDecode(f *testing.F) {
+	for i, s := range jsonSeeds {
+		f.Add(uint8(i), []byte(s))
+	}
+	s := &Server{}
+	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
+		dst := decodeTargets[int(which)%len(decodeTargets)]()
+		if err := decodeBytes(body, dst); err != nil {
+			if status, _, _, _ := s.classify(err); status >= 500 {
+				t.Fatalf("decode %q: status %d: %v", body, status, err)
+			}
+		}
+	})
+}
+
+// fuzzEnv is a test server with one organization, an owner key and one
+// resource of each kind the body routes address.
+type fuzzEnv struct {
+	srv    *Server
+	clock  *fakeClock
+	key    string
+	vendor string
+	person string
+}
+
+func newFuzzEnv(tb testing.TB) *fuzzEnv {
+	dir := tb.TempDir()
+	ctx := context.Background()
+	db, err := storage.Open(ctx, filepath.Join(dir, "fuzz.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	if _, err := db.Migrate(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	clock := &fakeClock{t: time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// The limiter runs on every request; its ceiling is high so that long fuzz
+	// and benchmark runs measure handlers, not 429s.
+	a := app.New(db, clock.Now, log, app.Config{EnterpriseRate: 1 << 30, EnterpriseBurst: 1 << 30})
+	srv, err := New(a, log, Options{Version: "fuzz", Health: db.Ping, Now: clock.Now, MaxUploadBytes: 1 << 20})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	o, err := a.CreateOrganization(ctx, "Fuzz", app.PlanEnterprise)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sys := app.SystemContext(ctx, o.ID)
+	k, err := a.CreateAPIKey(sys, app.APIKeyCreate{Name: "fuzz", Role: string(app.RoleOwner)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := a.CreatePerson(sys, app.PersonCreate{Name: "Fuzz", Email: "fuzz@example.com", Role: string(app.RoleAdmin)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	v, err := a.CreateVendor(sys, app.VendorInput{Name: app.Ptr("Fuzz vendor")})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &fuzzEnv{srv: srv, clock: clock, key: k.Key, vendor: v.ID, person: p.ID}
+}
+
+// serve sends one request; the clock moves a minute each time so the rate
+// limit never masks a handler.
+func (fe *fuzzEnv) serve(t *testing.T, req *http.Request) *httptest.ResponseRecorder {
+	fe.clock.Advance(time.Minute)
+	req.Header.Set("X-API-Key", fe.key)
+	rec := httptest.NewRecorder()
+	fe.srv.ServeHTTP(rec, req)
+	if rec.Code >= 500 {
+		t.Fatalf("%s %s: status %d: %s", req.Method, req.URL, rec.Code, rec.Body.String())
+	}
+	return rec
+}
+
+// FuzzBodies sends arbitrary bodies through the full handler chain of every
+// create and update route: decoding, validation, storage. No 5xx, no panic.
+func FuzzBodies(f *testing.F) {
+	for i, s := range jsonSeeds {
+		f.Add(uint8(i), []byte(s))
+	}
+	fe := newFuzzEnv(f)
+	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
+		rt := fuzzBodyRoutes[int(which)%len(fuzzBodyRoutes)]
+		path := strings.NewReplacer("{vendor}", fe.vendor, "{person}", fe.person).Replace(rt.path)
+		req := httptest.NewRequest(rt.method, path, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		fe.serve(t, req)
+	})
+}
+
+// FuzzQuery sends arbitrary query strings to every list route and checks
+// the parsers' invariants directly.
+func FuzzQuery(f *testing.F) {
+	for _, q := range []string{"page=2&perPage=10", "limit=200", "perPage=201", "page=0", "page=-1", "page=99999999999999999999",
+		"perPage=1e3", "criticality=critical&ictService=true&processesPersonalData=false", "dataProcessing=yes",
+		"category=Software%20as%20a%20Service&country=de&sort=-riskScore", "sort=name;DROP TABLE vendors", "q=%25_%27",
+		"archived=true&status=assessed&dpaStatus=pending&assigneeId=usr_x", "role=owner&includeInactive=true", "personId=%00",
+		"page=%zz", "sort=-", "sort=--name", "country=ÄÖ", "q=" + strings.Repeat("a", 3000)} {
+		f.Add(q)
+	}
+	fe := newFuzzEnv(f)
+	f.Fuzz(func(t *testing.T, raw string) {
+		u := &url.URL{Path: "/v1/vendors", RawQuery: raw}
+		r := &http.Request{Method: "GET", URL: u, Header: http.Header{}}
+		if p, err := pageParams(r); err == nil {
+			if p.Page < 1 || p.Page > maxPage || p.PerPage < 1 || p.PerPage > app.MaxPerPage {
+				t.Fatalf("pageParams(%q) = %+v accepted out of range", raw, p)
+			}
+		} else if status, _, _, _ := fe.srv.classify(err); status != http.StatusBadRequest {
+			t.Fatalf("pageParams(%q): status %d", raw, status)
+		}
+		for _, name := range []string{"ictService", "archived", "processesPersonalData"} {
+			b, err := boolParam(r, name)
+			if err == nil && b != nil && *b != (u.Query().Get(name) == "true") {
+				t.Fatalf("boolParam(%q, %s) = %v", raw, name, *b)
+			}
+		}
+		for _, path := range []string{"/v1/vendors", "/v1/people", "/v1/devices", "/v1/api-keys"} {
+			req := httptest.NewRequest("GET", path, nil)
+			req.URL.RawQuery = raw
+			fe.serve(t, req)
+		}
+	})
+}
+
+// FuzzUpload feeds arbitrary multipart bodies and content types to
+// parseUpload: every failure is a 4xx (400 or 413), never a panic.
+func FuzzUpload(f *testing.F) {
+	ok := "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\nContent-Type: text/plain\r\n\r\nhello\r\n" +
+		"--b\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nfirst\r\n--b--\r\n"
+	f.Add("multipart/form-data; boundary=b", []byte(ok))
+	f.Add("multipart/form-data; boundary=b", []byte(strings.Replace(ok, "--b--", "--b", 1)))
+	f.Add("multipart/form-data; boundary=b", []byte(strings.Replace(ok, `name="file"`, `name="other"`, 1)))
+	f.Add("multipart/form-data", []byte(ok))
+	f.Add("multipart/form-data; boundary=\"\"", []byte("--\r\n\r\n"))
+	f.Add("application/json", []byte(`{}`))
+	f.Add("multipart/mixed; boundary=b", []byte(ok))
+	f.Add("multipart/form-data; boundary=b", []byte("--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"../../etc/passwd\"\r\n\r\nx\r\n--b--\r\n"))
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s := &Server{log: log, opts: Options{MaxUploadBytes: 64 << 10}}
+	f.Fuzz(func(t *testing.T, contentType string, body []byte) {
+		req := httptest.NewRequest("POST", "/v1/controls/x/evidence", bytes.NewReader(body))
+		req.Header.Set("Content-Type", contentType)
+		rec := httptest.NewRecorder()
+		u, err := s.parseUpload(rec, req, "file")
+		if req.MultipartForm != nil {
+			defer req.MultipartForm.RemoveAll()
+		}
+		if err != nil {
+			if status, _, _, _ := s.classify(err); status != http.StatusBadRequest && status != http.StatusRequestEntityTooLarge {
+				t.Fatalf("parseUpload(%q): status %d: %v", contentType, status, err)
+			}
+			return
+		}
+		defer u.Close()
+		if u.File == nil || u.Size < 0 {
+			t.Fatalf("parseUpload(%q) returned no file", contentType)
+		}
+	})
+}
