@@ -26,6 +26,16 @@ func scheduledJobs(e *env, o app.DeliveryOptions) []app.Job {
 		{Name: "optimize_database", Interval: 24 * time.Hour, Run: e.db.Optimize},
 		{Name: "purge_sessions", Interval: time.Hour, Run: e.app.PurgeSessions},
 		{Name: "purge_oauth_tokens", Interval: time.Hour, Run: e.app.PurgeOAuthTokens},
+		// Hourly: evidence.expiring fires within the hour evidence enters the
+		// 30-day window, and a control whose evidence lapsed leaves
+		// implemented within the hour.
+		{Name: "scan_evidence_expiry", Interval: time.Hour, Run: e.app.ScanEvidenceExpiry},
+		// Due dates are calendar dates (UTC); an hourly run marks an action
+		// overdue within the first hour of the day after its due date.
+		{Name: "mark_overdue_corrective_actions", Interval: time.Hour, Run: discardCount(func(ctx context.Context) (int64, error) {
+			n, err := e.app.MarkOverdueCorrectiveActions(ctx)
+			return int64(n), err
+		})},
 	}
 }
 

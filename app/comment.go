@@ -17,10 +17,19 @@ const (
 	EntityFinding          = "finding"
 	EntityCorrectiveAction = "corrective_action"
 	EntityComment          = "comment"
+	EntityPolicy           = "policy"
+	EntityEvidence         = "evidence"
+	EntityFramework        = "framework"
+	EntityRequirement      = "requirement"
+	EntityDevice           = "device"
+	EntityESGDataPoint     = "esg_data_point"
 )
 
-// CommentEntityTypes are the resources comments attach to.
-var CommentEntityTypes = []string{EntityVendor, EntityPerson, EntityControl, EntityTask, EntityRisk, EntityFinding, EntityCorrectiveAction}
+// CommentEntityTypes are the resources comments attach to. A framework is
+// one the organization enabled or created; a requirement one that a control
+// of the organization serves, or a custom requirement.
+var CommentEntityTypes = []string{EntityVendor, EntityPerson, EntityControl, EntityTask, EntityRisk, EntityFinding, EntityCorrectiveAction,
+	EntityPolicy, EntityEvidence, EntityFramework, EntityRequirement, EntityDevice, EntityESGDataPoint}
 
 // AttachmentEntityTypes are the resources files attach to.
 var AttachmentEntityTypes = append(append([]string{}, CommentEntityTypes...), EntityComment)

@@ -33,15 +33,22 @@ const EventControlStatusChanged = "control.status.changed"
 // Control is one of the organization's controls. A control implemented once
 // satisfies every framework requirement mapped to it.
 type Control struct {
-	ID              string            `json:"id"`
-	Code            string            `json:"code"`
-	Name            string            `json:"name"`
-	Description     string            `json:"description"`
-	Status          string            `json:"status"`
-	Assessment      string            `json:"assessment"`
-	OwnerID         *string           `json:"ownerId"`
-	Justification   *string           `json:"justification"`
-	EvidenceCount   int               `json:"evidenceCount"`
+	ID            string  `json:"id"`
+	Code          string  `json:"code"`
+	Name          string  `json:"name"`
+	Description   string  `json:"description"`
+	Status        string  `json:"status"`
+	Assessment    string  `json:"assessment"`
+	OwnerID       *string `json:"ownerId"`
+	Justification *string `json:"justification"`
+	EvidenceCount int     `json:"evidenceCount"`
+	// CountsAsMet is the score's rule for this control: implemented with no
+	// blocking open finding linked (controlCountsAsMet).
+	CountsAsMet bool `json:"countsAsMet"`
+	// OpenFindingCount counts the open and in-review findings linked to it.
+	OpenFindingCount int `json:"openFindingCount"`
+	// OpenFindings lists them; only a single control's view carries it.
+	OpenFindings    *[]OpenFinding    `json:"openFindings,omitempty"`
 	Requirements    []RequirementLink `json:"requirements"`
 	StatusChangedAt *time.Time        `json:"statusChangedAt"`
 	CreatedAt       time.Time         `json:"createdAt"`
@@ -116,6 +123,10 @@ func (a *App) decorate(ctx context.Context, orgID string, cs []Control) error {
 	if err != nil {
 		return err
 	}
+	open, err := a.store.OpenFindingsByControl(ctx, orgID)
+	if err != nil {
+		return err
+	}
 	cat, err := a.catalog()
 	if err != nil {
 		return err
@@ -125,6 +136,14 @@ func (a *App) decorate(ctx context.Context, orgID string, cs []Control) error {
 		c := &cs[i]
 		c.EvidenceCount = counts[c.ID]
 		c.Assessment = assess(c.Status, c.EvidenceCount)
+		st := ControlState{ControlID: c.ID, Status: c.Status}
+		for _, f := range open[c.ID] {
+			if findingBlocks(f) {
+				st.BlockingFindings++
+			}
+		}
+		c.CountsAsMet = controlCountsAsMet(st)
+		c.OpenFindingCount = len(open[c.ID])
 		c.Requirements = []RequirementLink{}
 		for _, l := range links[c.ID] {
 			link := RequirementLink{FrameworkID: l.FrameworkID, RequirementID: l.RequirementID}
@@ -203,7 +222,30 @@ func (a *App) GetControl(ctx context.Context, id string) (*Control, error) {
 	if !ownsControl(p, c) {
 		return nil, ErrNotFound
 	}
+	if err := a.attachOpenFindings(ctx, p, c); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// attachOpenFindings lists a control's open findings on its single view.
+// Employees and contractors, who see only findings on their own tasks, get
+// the count alone.
+func (a *App) attachOpenFindings(ctx context.Context, p *Principal, c *Control) error {
+	if p.SeesOnlyAssigned() {
+		return nil
+	}
+	open, err := a.store.OpenFindingsByControl(ctx, p.OrgID)
+	if err != nil {
+		return err
+	}
+	fs := make([]OpenFinding, 0, len(open[c.ID]))
+	for _, f := range open[c.ID] {
+		f.Blocking = findingBlocks(f)
+		fs = append(fs, f)
+	}
+	c.OpenFindings = &fs
+	return nil
 }
 
 // ownsControl: managers and auditors see every control, employees and

@@ -51,7 +51,12 @@ type EvidenceFilter struct {
 	ControlIDs  []string // export: the controls in scope; nil means all
 	OnlyCurrent bool     // unexpired at Now only
 	Now         time.Time
-	Page        Page
+	// ExpiringBy, when set, keeps evidence unexpired at Now that expires by
+	// then, soonest first.
+	ExpiringBy *time.Time
+	// ControlOwnerID keeps evidence of the controls this person owns.
+	ControlOwnerID string
+	Page           Page
 }
 
 // ExpiringEvidence is evidence the expiry scan acts on.
@@ -313,6 +318,43 @@ func (a *App) ListEvidence(ctx context.Context, f EvidenceFilter) (List[Evidence
 		l.Items[i].fill(now)
 	}
 	return l, err
+}
+
+// MaxExpiringWindow bounds the window ExpiringEvidence looks ahead.
+const MaxExpiringWindow = 366 * 24 * time.Hour
+
+// ExpiringEvidence lists the organization's evidence that has not expired
+// and expires within the window (EvidenceWarning, 30 days, when zero),
+// soonest first. Employees and contractors see the evidence of the
+// controls they own.
+func (a *App) ExpiringEvidence(ctx context.Context, within time.Duration, pg Page) (List[Evidence], error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return List[Evidence]{}, err
+	}
+	if within == 0 {
+		within = EvidenceWarning
+	}
+	if within < 0 || within > MaxExpiringWindow {
+		return List[Evidence]{}, Invalid("days", CodeInvalid, int(within/(24*time.Hour)), "days must be between 1 and 366")
+	}
+	now := a.Now()
+	by := now.Add(within)
+	f := EvidenceFilter{Now: now, ExpiringBy: &by, Page: pg}
+	if p.SeesOnlyAssigned() {
+		if p.UserID == "" {
+			return List[Evidence]{Items: []Evidence{}}, nil
+		}
+		f.ControlOwnerID = p.UserID
+	}
+	l, err := a.store.ListEvidence(ctx, p.OrgID, f)
+	if err != nil {
+		return l, fmt.Errorf("list expiring evidence: %w", err)
+	}
+	for i := range l.Items {
+		l.Items[i].fill(now)
+	}
+	return l, nil
 }
 
 // DeleteEvidence removes an evidence record; its control is re-evaluated.

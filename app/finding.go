@@ -136,10 +136,16 @@ type FindingFilter struct {
 }
 
 // OpenFinding is an open finding (status open or in_review) linked to a
-// control, for framework scoring.
+// control, for framework scoring and the control's view.
 type OpenFinding struct {
-	ID       string
-	Severity string
+	ID       string `json:"id"`
+	Severity string `json:"severity"`
+	Status   string `json:"status"`
+	// Title is the finding's title, or the start of its content.
+	Title string `json:"title"`
+	// Blocking tells whether the finding keeps the control from counting
+	// as met (findingBlocks).
+	Blocking bool `json:"blocking"`
 }
 
 // FindingStore persists findings with their linked controls.

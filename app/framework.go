@@ -109,6 +109,9 @@ type ControlState struct {
 	RequirementID string
 	ControlID     string
 	Status        string
+	// BlockingFindings counts the open findings linked to the control
+	// whose severity keeps it from counting as met.
+	BlockingFindings int
 }
 
 // FrameworkStore persists organizations' frameworks and requirement links.
@@ -130,9 +133,44 @@ type FrameworkStore interface {
 }
 
 // controlCountsAsMet is the single "counts as met" rule: whether a control
-// counts toward a framework's score. Open findings on the control can be
-// folded in here later.
-func controlCountsAsMet(c ControlState) bool { return c.Status == ControlImplemented }
+// counts toward a framework's score. A control counts as met when it is
+// implemented and no blocking finding (see findingBlocks) is linked to it.
+func controlCountsAsMet(c ControlState) bool {
+	return c.Status == ControlImplemented && c.BlockingFindings == 0
+}
+
+// findingBlocks: an open or in-review finding of severity critical, high or
+// medium linked to a control keeps the control from counting as met; low and
+// informational findings are shown on the control but do not block it.
+// Resolved and closed findings never block.
+func findingBlocks(f OpenFinding) bool {
+	if f.Status != "" && f.Status != FindingOpen && f.Status != FindingInReview {
+		return false
+	}
+	switch f.Severity {
+	case "critical", "high", "medium":
+		return true
+	}
+	return false
+}
+
+// blockingFindings counts, per control id, the blocking findings linked to
+// it, from one query over the organization's open findings.
+func (a *App) blockingFindings(ctx context.Context, orgID string) (map[string]int, error) {
+	open, err := a.store.OpenFindingsByControl(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int, len(open))
+	for id, fs := range open {
+		for _, f := range fs {
+			if findingBlocks(f) {
+				out[id]++
+			}
+		}
+	}
+	return out, nil
+}
 
 var slugRx = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 
@@ -289,7 +327,8 @@ func (a *App) FrameworkScore(ctx context.Context, idOrSlug string) (int, *Framew
 }
 
 // score: every assessable requirement is met when each control serving it
-// that is not not-applicable counts as met; it is not applicable when all
+// that is not not-applicable counts as met (implemented, with no blocking
+// open finding linked); it is not applicable when all
 // its controls are, or when the Statement of Applicability excludes it; a
 // requirement no control serves is not met. The score is
 // met / (total - not applicable), rounded, 0 when nothing applies.
@@ -299,6 +338,10 @@ func (a *App) score(ctx context.Context, orgID string, fw *Framework, _ *builtin
 		return nil, 0, err
 	}
 	excluded, err := a.store.SOAExclusions(ctx, orgID, fw.ID)
+	if err != nil {
+		return nil, 0, err
+	}
+	blocking, err := a.blockingFindings(ctx, orgID)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -324,6 +367,7 @@ func (a *App) score(ctx context.Context, orgID string, fw *Framework, _ *builtin
 			continue
 		}
 		t.applicable++
+		s.BlockingFindings = blocking[s.ControlID]
 		if controlCountsAsMet(s) {
 			t.met++
 		}

@@ -1,7 +1,9 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
@@ -62,6 +64,11 @@ func (a *App) Idempotent(ctx context.Context, key, requestHash string, run func(
 		if rec.RequestHash != requestHash {
 			return nil, Errorf(ErrConflict, "the Idempotency-Key %q was already used with a different request", key)
 		}
+		body, err := a.openIdempotentBody(p.OrgID, key, rec.Response.Body)
+		if err != nil {
+			return nil, err
+		}
+		rec.Response.Body = body
 		return &rec.Response, nil
 	}
 	if prev, err := check(ctx); err != nil || prev != nil {
@@ -80,7 +87,9 @@ func (a *App) Idempotent(ctx context.Context, key, requestHash string, run func(
 		if resp.Status >= 500 {
 			return errServerFailure
 		}
-		return a.store.PutIdempotency(ctx, p.OrgID, key, &IdempotencyRecord{RequestHash: requestHash, Response: *resp, CreatedAt: a.Now()})
+		stored := *resp
+		stored.Body = a.sealIdempotentBody(p.OrgID, key, resp.Body)
+		return a.store.PutIdempotency(ctx, p.OrgID, key, &IdempotencyRecord{RequestHash: requestHash, Response: stored, CreatedAt: a.Now()})
 	})
 	if errors.Is(err, errServerFailure) {
 		return resp, false, nil
@@ -89,6 +98,50 @@ func (a *App) Idempotent(ctx context.Context, key, requestHash string, run func(
 		return nil, false, fmt.Errorf("idempotent request: %w", err)
 	}
 	return resp, replayed, nil
+}
+
+// sealedBodyMagic starts every sealed stored body. A JSON body never starts
+// with a NUL byte, so a record written before bodies were sealed still reads.
+var sealedBodyMagic = []byte("\x00idem1")
+
+// idempotencyAAD binds a sealed body to its organization and key, so a
+// sealed body copied to another row does not open.
+func idempotencyAAD(orgID, key string) []byte {
+	return []byte("idempotency\x00" + orgID + "\x00" + key)
+}
+
+// sealIdempotentBody encrypts a stored response body with the data-dir key
+// that also seals webhook secrets (XChaCha20-Poly1305, random nonce): bodies
+// can carry secrets shown once (API keys, webhook and OAuth app secrets) and
+// must not sit in the database in plaintext for 24 hours.
+func (a *App) sealIdempotentBody(orgID, key string, body []byte) []byte {
+	aead := a.secretAEAD()
+	out := make([]byte, 0, len(sealedBodyMagic)+aead.NonceSize()+len(body)+aead.Overhead())
+	out = append(out, sealedBodyMagic...)
+	nonce := make([]byte, aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	out = append(out, nonce...)
+	return aead.Seal(out, nonce, body, idempotencyAAD(orgID, key))
+}
+
+// openIdempotentBody decrypts a sealed stored body; a body stored in
+// plaintext (before sealing existed) is returned as is.
+func (a *App) openIdempotentBody(orgID, key string, stored []byte) ([]byte, error) {
+	if !bytes.HasPrefix(stored, sealedBodyMagic) {
+		return stored, nil
+	}
+	aead := a.secretAEAD()
+	sealed := stored[len(sealedBodyMagic):]
+	if len(sealed) < aead.NonceSize() {
+		return nil, errors.New("open idempotent response: truncated")
+	}
+	body, err := aead.Open(nil, sealed[:aead.NonceSize()], sealed[aead.NonceSize():], idempotencyAAD(orgID, key))
+	if err != nil {
+		return nil, fmt.Errorf("open idempotent response (wrong data-dir key?): %w", err)
+	}
+	return body, nil
 }
 
 // PurgeIdempotency removes records older than IdempotencyTTL.

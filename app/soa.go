@@ -125,6 +125,10 @@ func (a *App) SOA(ctx context.Context, frameworkID string) (*SOADocument, error)
 	if err != nil {
 		return nil, err
 	}
+	blocking, err := a.blockingFindings(ctx, p.OrgID)
+	if err != nil {
+		return nil, err
+	}
 	status := map[string]string{}
 	for _, s := range states {
 		status[s.ControlID] = s.Status
@@ -153,7 +157,7 @@ func (a *App) SOA(ctx context.Context, frameworkID string) (*SOADocument, error)
 			e.Controls = append(e.Controls, SOAControl{ID: c.ID, Code: c.Code, Name: c.Name, Status: c.Status})
 			if c.Status != ControlNotApplicable {
 				applicable++
-				if controlCountsAsMet(ControlState{RequirementID: r.ID, ControlID: c.ID, Status: c.Status}) {
+				if controlCountsAsMet(ControlState{RequirementID: r.ID, ControlID: c.ID, Status: c.Status, BlockingFindings: blocking[c.ID]}) {
 					met++
 				}
 			}

@@ -44,6 +44,34 @@ var entityQueries = map[string]struct{ any, assigned string }{
 	app.EntityComment: {
 		`SELECT 1 FROM comments WHERE organization_id = ? AND id = ?`,
 		`SELECT 1 FROM comments WHERE organization_id = ? AND id = ? AND author_type = 'person' AND author_id = ?`},
+	app.EntityPolicy: {
+		`SELECT 1 FROM policies WHERE organization_id = ? AND id = ?`,
+		`SELECT 1 FROM policies WHERE organization_id = ? AND id = ? AND assignee_id = ?`},
+	// Evidence is visible to the owner of its control and the assignee of
+	// its task (App.seesEvidence).
+	app.EntityEvidence: {
+		`SELECT 1 FROM evidence WHERE organization_id = ? AND id = ?`,
+		`SELECT 1 FROM evidence e
+			LEFT JOIN controls c ON c.id = e.control_id AND c.organization_id = e.organization_id
+			LEFT JOIN tasks t ON t.id = e.task_id AND t.organization_id = e.organization_id
+			WHERE e.organization_id = ?1 AND e.id = ?2 AND (c.owner_id = ?3 OR t.assignee_id = ?3)`},
+	// Frameworks are not assigned to people: employees and contractors
+	// never match (?3 is never empty here).
+	app.EntityFramework: {
+		`SELECT 1 FROM organization_frameworks WHERE organization_id = ?1 AND framework_id = ?2
+			UNION ALL SELECT 1 FROM custom_frameworks WHERE organization_id = ?1 AND id = ?2 LIMIT 1`,
+		`SELECT 1 FROM organization_frameworks WHERE organization_id = ?1 AND framework_id = ?2 AND ?3 = ''`},
+	app.EntityRequirement: {
+		`SELECT 1 FROM requirement_controls WHERE organization_id = ?1 AND requirement_id = ?2
+			UNION ALL SELECT 1 FROM custom_requirements WHERE organization_id = ?1 AND id = ?2 LIMIT 1`,
+		`SELECT 1 FROM requirement_controls rc JOIN controls c ON c.id = rc.control_id AND c.organization_id = rc.organization_id
+			WHERE rc.organization_id = ? AND rc.requirement_id = ? AND c.owner_id = ? LIMIT 1`},
+	app.EntityDevice: {
+		`SELECT 1 FROM devices WHERE organization_id = ? AND id = ?`,
+		`SELECT 1 FROM devices WHERE organization_id = ? AND id = ? AND person_id = ?`},
+	app.EntityESGDataPoint: {
+		`SELECT 1 FROM esg_data_points WHERE organization_id = ? AND id = ?`,
+		`SELECT 1 FROM esg_data_points WHERE organization_id = ?1 AND id = ?2 AND ?3 = ''`},
 }
 
 // EntityExists reports whether entityType/id is a resource of the

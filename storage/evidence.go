@@ -66,6 +66,16 @@ func (db *DB) ListEvidence(ctx context.Context, orgID string, f app.EvidenceFilt
 		where = append(where, "(expires_at IS NULL OR expires_at > ?)")
 		args = append(args, ts(f.Now))
 	}
+	order := "id DESC"
+	if f.ExpiringBy != nil {
+		where = append(where, "expires_at IS NOT NULL AND expires_at > ? AND expires_at <= ?")
+		args = append(args, ts(f.Now), ts(*f.ExpiringBy))
+		order = "expires_at, id"
+	}
+	if f.ControlOwnerID != "" {
+		where = append(where, "control_id IN (SELECT id FROM controls WHERE organization_id = ? AND owner_id = ?)")
+		args = append(args, orgID, f.ControlOwnerID)
+	}
 	cond := strings.Join(where, " AND ")
 	out := app.List[app.Evidence]{Items: []app.Evidence{}}
 	q := db.rd(ctx)
@@ -75,7 +85,7 @@ func (db *DB) ListEvidence(ctx context.Context, orgID string, f app.EvidenceFilt
 	if f.Page.Offset() >= out.Total {
 		return out, nil
 	}
-	rows, err := q.QueryContext(ctx, `SELECT `+evidenceColumns+` FROM evidence WHERE `+cond+` ORDER BY id DESC LIMIT ? OFFSET ?`,
+	rows, err := q.QueryContext(ctx, `SELECT `+evidenceColumns+` FROM evidence WHERE `+cond+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
 		append(args, f.Page.PerPage, f.Page.Offset())...)
 	if err != nil {
 		return out, err

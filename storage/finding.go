@@ -162,7 +162,7 @@ func (db *DB) ListFindings(ctx context.Context, orgID string, f app.FindingFilte
 // OpenFindingsByControl returns, per control, the open findings (status
 // open or in_review) linked to it.
 func (db *DB) OpenFindingsByControl(ctx context.Context, orgID string) (map[string][]app.OpenFinding, error) {
-	rows, err := db.rd(ctx).QueryContext(ctx, `SELECT fc.control_id, f.id, f.severity
+	rows, err := db.rd(ctx).QueryContext(ctx, `SELECT fc.control_id, f.id, f.severity, f.status, COALESCE(f.title, substr(f.content, 1, 200))
 		FROM finding_controls fc JOIN findings f ON f.id = fc.finding_id AND f.organization_id = fc.organization_id
 		WHERE fc.organization_id = ? AND f.status IN ('open', 'in_review')
 		ORDER BY fc.control_id, f.id`, orgID)
@@ -174,8 +174,8 @@ func (db *DB) OpenFindingsByControl(ctx context.Context, orgID string) (map[stri
 	for rows.Next() {
 		var c string
 		var o app.OpenFinding
-		if err := rows.Scan(&c, &o.ID, &o.Severity); err != nil {
-			return nil, err
+		if err := rows.Scan(&c, &o.ID, &o.Severity, &o.Status, &o.Title); err != nil {
+			return nil, fmt.Errorf("open findings by control: %w", err)
 		}
 		out[c] = append(out[c], o)
 	}

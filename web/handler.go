@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 
@@ -90,6 +91,17 @@ func (rc *recorder) Write(b []byte) (int, error) {
 	return rc.body.Write(b)
 }
 
+// bodyRequestID returns the top-level requestId of a JSON object body.
+func bodyRequestID(body []byte) string {
+	var v struct {
+		RequestID string `json:"requestId"`
+	}
+	if len(body) == 0 || body[0] != '{' || json.Unmarshal(body, &v) != nil {
+		return ""
+	}
+	return v.RequestID
+}
+
 // idempotent runs a POST at most once per Idempotency-Key (DECISIONS:
 // Limits). The request hash covers method, path, query and body.
 func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, h handlerFunc) {
@@ -126,6 +138,12 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 	}
 	if replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
+		// The replayed body is the first response's; when it names a
+		// requestId, the header names the same one (DECISIONS: X-Request-Id
+		// equals requestId).
+		if id := bodyRequestID(resp.Body); id != "" {
+			w.Header().Set("X-Request-Id", id)
+		}
 	}
 	if resp.ContentType != "" {
 		w.Header().Set("Content-Type", resp.ContentType)

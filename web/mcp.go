@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/compliance-appliance/compliance/app"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,7 +29,17 @@ func (s *Server) mcpTools(srv *mcp.Server) {
 	addTool(s, srv, "create_vendor", "Create a vendor. Needs a role that may manage data (owner, admin).", true, s.toolCreateVendor)
 	addTool(s, srv, "list_people", "List the organization's people and their roles.", false, s.toolListPeople)
 	addTool(s, srv, "get_organization", "Get the organization the credential acts in.", false, s.toolGetOrganization)
+	addTool(s, srv, "compliance_status", "Compliance status of every enabled framework: score (0-100) and control and requirement counts.", false, s.toolComplianceStatus)
+	addTool(s, srv, "list_controls", "List the organization's controls, with optional framework, status and owner filters.", false, s.toolListControls)
+	addTool(s, srv, "get_control", "Get one control by id (ctl_...) with its requirements and open findings.", false, s.toolGetControl)
+	addTool(s, srv, "list_findings", "List findings, with optional status, severity, type and control filters.", false, s.toolListFindings)
+	addTool(s, srv, "create_finding", "Create a finding (title, severity, linkedControlIds...). Needs a role that may record findings (owner, admin; auditors in a session).", true, s.toolCreateFinding)
+	addTool(s, srv, "list_expiring_evidence", "List evidence that expires within the next days (default 30), soonest first.", false, s.toolListExpiringEvidence)
 }
+
+// mcpToolNames lists the tools in the manifest, in mcpTools order.
+var mcpToolNames = []string{"list_vendors", "get_vendor", "create_vendor", "list_people", "get_organization",
+	"compliance_status", "list_controls", "get_control", "list_findings", "create_finding", "list_expiring_evidence"}
 
 // addTool registers a tool whose errors come back as tool errors with the
 // same code and client-safe message as the REST API. Writing tools need the
@@ -93,7 +104,7 @@ func (s *Server) mcpManifest(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"name":        "compliance",
 		"title":       "Compliance appliance",
-		"description": "Tools over an organization's compliance data: vendors, people, the organization.",
+		"description": "Tools over an organization's compliance data: framework status, controls, findings, expiring evidence, vendors, people, the organization.",
 		"version":     s.opts.Version,
 		"endpoint":    base + "/v1/mcp",
 		"transport":   map[string]any{"type": "streamable-http", "url": base + "/v1/mcp", "stateless": true},
@@ -104,7 +115,7 @@ func (s *Server) mcpManifest(w http.ResponseWriter, r *http.Request) error {
 				"registration":              base + "/oauth/register", "pkce": "S256", "scopes": app.Scopes,
 				"description": "Per-person access: the tools act as the person who approved, with their role."},
 		},
-		"tools": []string{"list_vendors", "get_vendor", "create_vendor", "list_people", "get_organization"},
+		"tools": mcpToolNames,
 	})
 	return nil
 }
@@ -214,4 +225,126 @@ type noIn struct{}
 
 func (s *Server) toolGetOrganization(ctx context.Context, _ noIn) (*app.Organization, error) {
 	return s.app.GetOrganization(ctx)
+}
+
+// frameworkStatus is one enabled framework in compliance_status.
+type frameworkStatus struct {
+	FrameworkID string               `json:"frameworkId"`
+	Slug        string               `json:"slug"`
+	Name        string               `json:"name"`
+	Score       int                  `json:"score"`
+	Counts      *app.FrameworkCounts `json:"counts"`
+}
+
+type complianceStatusOut struct {
+	Frameworks []frameworkStatus `json:"frameworks"`
+}
+
+func (s *Server) toolComplianceStatus(ctx context.Context, _ noIn) (*complianceStatusOut, error) {
+	on := true
+	out := &complianceStatusOut{Frameworks: []frameworkStatus{}}
+	for page := 1; ; page++ {
+		l, err := s.app.ListFrameworks(ctx, &on, app.Page{Page: page, PerPage: app.MaxPerPage})
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range l.Items {
+			score, counts, err := s.app.FrameworkScore(ctx, f.ID)
+			if err != nil {
+				return nil, err
+			}
+			out.Frameworks = append(out.Frameworks, frameworkStatus{FrameworkID: f.ID, Slug: f.Slug, Name: f.Name, Score: score, Counts: counts})
+		}
+		if page*app.MaxPerPage >= l.Total {
+			return out, nil
+		}
+	}
+}
+
+type listControlsIn struct {
+	pageIn
+	FrameworkID string `json:"frameworkId,omitempty" jsonschema:"framework id or slug"`
+	Status      string `json:"status,omitempty" jsonschema:"not_started, in_progress, implemented or not_applicable"`
+	OwnerID     string `json:"ownerId,omitempty" jsonschema:"person id of the control owner"`
+}
+
+func (s *Server) toolListControls(ctx context.Context, in listControlsIn) (listOut[app.Control], error) {
+	pg, err := in.page()
+	if err != nil {
+		return listOut[app.Control]{}, err
+	}
+	l, err := s.app.ListControls(ctx, app.ControlFilter{FrameworkID: in.FrameworkID, Status: in.Status, OwnerID: in.OwnerID, Page: pg})
+	if err != nil {
+		return listOut[app.Control]{}, err
+	}
+	return listOut[app.Control]{Data: l.Items, Meta: newMeta(pg, l.Total)}, nil
+}
+
+func (s *Server) toolGetControl(ctx context.Context, in idIn) (*app.Control, error) {
+	return s.app.GetControl(ctx, in.ID)
+}
+
+type listFindingsIn struct {
+	pageIn
+	Status    string `json:"status,omitempty" jsonschema:"open, in_review, resolved or closed"`
+	Severity  string `json:"severity,omitempty" jsonschema:"critical, high, medium, low or informational"`
+	Type      string `json:"type,omitempty" jsonschema:"soc2, iso27001, dora, gdpr, hipaa, pci_dss or nis2"`
+	ControlID string `json:"controlId,omitempty" jsonschema:"findings linked to this control"`
+}
+
+func (s *Server) toolListFindings(ctx context.Context, in listFindingsIn) (listOut[app.Finding], error) {
+	pg, err := in.page()
+	if err != nil {
+		return listOut[app.Finding]{}, err
+	}
+	l, err := s.app.ListFindings(ctx, app.FindingFilter{Status: in.Status, Severity: in.Severity, Type: in.Type, ControlID: in.ControlID, Page: pg})
+	if err != nil {
+		return listOut[app.Finding]{}, err
+	}
+	return listOut[app.Finding]{Data: l.Items, Meta: newMeta(pg, l.Total)}, nil
+}
+
+type createFindingIn struct {
+	Title            string   `json:"title" jsonschema:"short title of the finding"`
+	Severity         string   `json:"severity,omitempty" jsonschema:"critical, high, medium, low or informational (default medium)"`
+	Description      string   `json:"description,omitempty"`
+	Source           string   `json:"source,omitempty" jsonschema:"where the finding comes from, e.g. a scanner or an audit"`
+	Type             string   `json:"type,omitempty" jsonschema:"soc2, iso27001, dora, gdpr, hipaa, pci_dss or nis2"`
+	FindingClass     string   `json:"findingClass,omitempty" jsonschema:"major_nonconformity, minor_nonconformity, observation, opportunity_for_improvement or not_applicable"`
+	LinkedControlIDs []string `json:"linkedControlIds,omitempty" jsonschema:"controls the finding concerns; open critical, high and medium findings keep them from counting as met"`
+	CVSS             *float64 `json:"cvss,omitempty" jsonschema:"scanner score 0-10; sets the severity unless severity is given"`
+	DueDate          string   `json:"dueDate,omitempty" jsonschema:"RFC 3339 time"`
+}
+
+func (s *Server) toolCreateFinding(ctx context.Context, in createFindingIn) (*app.Finding, error) {
+	// Through the REST body's JSON form, which carries its rules (Shape B).
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	var body app.FindingCreate
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return nil, err
+	}
+	return s.app.CreateFinding(ctx, body)
+}
+
+type expiringEvidenceIn struct {
+	pageIn
+	Days int `json:"days,omitempty" jsonschema:"look-ahead window in days, 1 to 366 (default 30)"`
+}
+
+func (s *Server) toolListExpiringEvidence(ctx context.Context, in expiringEvidenceIn) (listOut[app.Evidence], error) {
+	pg, err := in.page()
+	if err != nil {
+		return listOut[app.Evidence]{}, err
+	}
+	if in.Days < 0 {
+		return listOut[app.Evidence]{}, app.Invalid("days", app.CodeInvalid, in.Days, "days must be between 1 and 366")
+	}
+	l, err := s.app.ExpiringEvidence(ctx, time.Duration(in.Days)*24*time.Hour, pg)
+	if err != nil {
+		return listOut[app.Evidence]{}, err
+	}
+	return listOut[app.Evidence]{Data: l.Items, Meta: newMeta(pg, l.Total)}, nil
 }
