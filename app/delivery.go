@@ -105,6 +105,23 @@ func SignWebhook(secret string, body []byte) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
+// VerifyWebhookSignature reports whether signature (the
+// X-Service-Signature header a receiver got) is the HMAC-SHA256 of body
+// keyed with secret, in hex of either case. The comparison is in constant
+// time; anything that is not 64 hex digits is false.
+func VerifyWebhookSignature(secret string, body []byte, signature string) bool {
+	if len(signature) != 2*sha256.Size {
+		return false
+	}
+	got, err := hex.DecodeString(signature)
+	if err != nil {
+		return false
+	}
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(body)
+	return hmac.Equal(got, m.Sum(nil))
+}
+
 // OutboundRequest is one webhook HTTP POST.
 type OutboundRequest struct {
 	URL    string

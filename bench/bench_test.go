@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -71,5 +72,47 @@ func TestVerifyOutboxReportsMissing(t *testing.T) {
 	}
 	if len(lost) != 1 || lost[0].ID != missing.ID {
 		t.Fatalf("lost = %+v, want only %s", lost, missing.ID)
+	}
+}
+
+// TestReceiverCountsOnlySignedEvents proves the crash test's delivery check:
+// a validly signed vendor.created counts, a wrong signature is refused and
+// counted, and a write without a delivered event is reported lost.
+func TestReceiverCountsOnlySignedEvents(t *testing.T) {
+	t.Parallel()
+	r, err := NewReceiver()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.setSecret("whsec_test")
+	send := func(body, sig string) int {
+		req, _ := http.NewRequest("POST", r.URL, strings.NewReader(body))
+		req.Header.Set("X-Service-Signature", sig)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	good := `{"id":"evt_1","event":"vendor.created","data":{"id":"vnd_good"}}`
+	forged := `{"id":"evt_2","event":"vendor.created","data":{"id":"vnd_forged"}}`
+	if s := send(good, app.SignWebhook("whsec_test", []byte(good))); s != http.StatusNoContent {
+		t.Fatalf("signed delivery: %d", s)
+	}
+	if s := send(forged, app.SignWebhook("other", []byte(forged))); s != http.StatusUnauthorized {
+		t.Fatalf("forged delivery: %d", s)
+	}
+	acked := []Ack{{Kind: "vendor", ID: "vnd_good"}, {Kind: "vendor", ID: "vnd_forged"}}
+	lost, err := verifyDelivered(context.Background(), &CrashEnv{Receiver: r, DeliveryWait: 200 * time.Millisecond}, acked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lost) != 1 || lost[0].ID != "vnd_forged" {
+		t.Fatalf("lost = %+v, want only vnd_forged", lost)
+	}
+	if received, bad := r.Stats(); received != 2 || bad != 1 {
+		t.Fatalf("stats = %d received, %d bad", received, bad)
 	}
 }

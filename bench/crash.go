@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/compliance-appliance/compliance/app"
 	"github.com/compliance-appliance/compliance/storage"
 )
 
@@ -59,25 +60,153 @@ type CrashEnv struct {
 	BaseURL string
 	Key     string
 	Client  *http.Client
+	// Receiver is the loopback webhook receiver that lives across kills.
+	Receiver *Receiver
+	// DeliveryWait bounds how long the delivery check waits for the
+	// receiver to have every event (retries after a kill wait out the
+	// claim lease).
+	DeliveryWait time.Duration
 }
 
 // CrashCheck verifies the acknowledged writes after the last restart and
-// returns those it cannot find. The webhook branch adds a delivery check
-// here: register a subscription to a loopback receiver before the run and
-// report every acknowledged write whose event id the receiver never got
-// (at-least-once delivery across kills).
+// returns those it cannot find.
 type CrashCheck struct {
 	Name string
 	// Online checks run against the restarted server; offline checks read
 	// the database after a clean stop.
 	Online bool
+	// Setup, when set, runs once against the first server, before any
+	// write (e.g. a webhook subscription).
+	Setup  func(ctx context.Context, env *CrashEnv) error
 	Verify func(ctx context.Context, env *CrashEnv, acked []Ack) (lost []Ack, err error)
 }
 
 // CrashChecks are run in order; every one must find every acknowledged write.
 var CrashChecks = []CrashCheck{
 	{Name: "resource readable through the API", Online: true, Verify: verifyReadable},
+	{Name: "event delivered to the webhook receiver, signature valid", Online: true, Setup: subscribeReceiver, Verify: verifyDelivered},
 	{Name: "event in the outbox (events table)", Verify: verifyOutbox},
+}
+
+// Receiver is a loopback webhook endpoint: it checks every delivery's
+// X-Service-Signature with the subscription's secret and remembers the
+// resource id of every signed vendor.created event it got.
+type Receiver struct {
+	URL string
+	srv *http.Server
+
+	mu       sync.Mutex
+	secret   string
+	created  map[string]bool // vendor id -> got a validly signed vendor.created
+	received int
+	badSig   int
+}
+
+// NewReceiver listens on a free loopback port.
+func NewReceiver() (*Receiver, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	r := &Receiver{URL: "http://" + ln.Addr().String() + "/hook", created: map[string]bool{}}
+	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = r.srv.Serve(ln) }()
+	return r, nil
+}
+
+// Close stops the receiver.
+func (r *Receiver) Close() error { return r.srv.Close() }
+
+func (r *Receiver) setSecret(s string) {
+	r.mu.Lock()
+	r.secret = s
+	r.mu.Unlock()
+}
+
+// ServeHTTP takes one delivery: 401 when the signature is wrong, else 204.
+func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
+	if err != nil {
+		http.Error(w, "read", http.StatusBadRequest)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.received++
+	if r.secret == "" || !app.VerifyWebhookSignature(r.secret, body, req.Header.Get("X-Service-Signature")) {
+		r.badSig++
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	var env struct {
+		Event string
+		Data  struct{ ID string }
+	}
+	if json.Unmarshal(body, &env) == nil && env.Event == "vendor.created" && env.Data.ID != "" {
+		r.created[env.Data.ID] = true
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// missing returns the acknowledged writes the receiver has no signed
+// created event for.
+func (r *Receiver) missing(acked []Ack) []Ack {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Ack
+	for _, a := range acked {
+		if !r.created[a.ID] {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Stats returns deliveries received and those with a wrong signature.
+func (r *Receiver) Stats() (received, badSignature int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.received, r.badSig
+}
+
+// subscribeReceiver subscribes the receiver to vendor.created through the
+// webhook API and keeps the secret the API returned.
+func subscribeReceiver(ctx context.Context, env *CrashEnv) error {
+	if env.Receiver == nil {
+		return errors.New("no webhook receiver")
+	}
+	body, _ := json.Marshal(map[string]any{"url": env.Receiver.URL, "events": []string{"vendor.created"}, "description": "crash test receiver"})
+	status, resp, err := post(env.Client, env.BaseURL+"/v1/webhooks", env.Key, "crash-webhook", body)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusCreated {
+		return fmt.Errorf("create webhook: status %d: %s", status, resp)
+	}
+	var w struct{ Secret string }
+	if err := json.Unmarshal(resp, &w); err != nil || w.Secret == "" {
+		return fmt.Errorf("create webhook: no secret in %s", resp)
+	}
+	env.Receiver.setSecret(w.Secret)
+	return nil
+}
+
+// verifyDelivered waits (up to env.DeliveryWait) for the real delivery
+// worker of the restarted server to have brought every acknowledged
+// write's event to the receiver, and returns those still missing.
+func verifyDelivered(ctx context.Context, env *CrashEnv, acked []Ack) ([]Ack, error) {
+	deadline := time.Now().Add(env.DeliveryWait)
+	for {
+		lost := env.Receiver.missing(acked)
+		if len(lost) == 0 || time.Now().After(deadline) {
+			return lost, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func (c *CrashConfig) check() error {
@@ -115,8 +244,13 @@ func (c *CrashConfig) start(ctx context.Context, dir, addr string, logf *os.File
 	cmd := exec.Command(c.Binary, "serve", "--addr", addr, "--data-dir", dir)
 	// The enterprise rate limit is raised so the writers measure
 	// durability, not the plan's ceiling.
+	// Webhooks may reach the loopback receiver; short timeouts and retries
+	// keep the wait after the last restart (the claim lease, 3 x timeout +
+	// 5 s) short.
 	cmd.Env = append(os.Environ(), "COMPLIANCE_LOG_LEVEL=warn",
-		"COMPLIANCE_ENTERPRISE_RATE_PER_MINUTE=100000000", "COMPLIANCE_ENTERPRISE_BURST=100000000")
+		"COMPLIANCE_ENTERPRISE_RATE_PER_MINUTE=100000000", "COMPLIANCE_ENTERPRISE_BURST=100000000",
+		"COMPLIANCE_WEBHOOKS_ALLOW_NETWORKS=127.0.0.1/32", "COMPLIANCE_WEBHOOKS_TIMEOUT=2s",
+		"COMPLIANCE_WEBHOOKS_RETRY_BASE=200ms", "COMPLIANCE_WEBHOOKS_RETRY_CAP=2s")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", c.Binary, err)
@@ -225,6 +359,12 @@ func Crash(ctx context.Context, cfg CrashConfig) error {
 	base := "http://" + addr
 	client := newClient(cfg.Concurrency)
 	client.Timeout = 10 * time.Second
+	rcv, err := NewReceiver()
+	if err != nil {
+		return err
+	}
+	defer rcv.Close()
+	env := &CrashEnv{DataDir: dir, BaseURL: base, Key: key.Key, Client: client, Receiver: rcv, DeliveryWait: 2 * time.Minute}
 
 	var (
 		mu      sync.Mutex
@@ -247,6 +387,16 @@ func Crash(ctx context.Context, cfg CrashConfig) error {
 		}
 		if k > 0 {
 			survived++
+		} else {
+			for _, c := range CrashChecks {
+				if c.Setup == nil {
+					continue
+				}
+				if err := c.Setup(ctx, env); err != nil {
+					p.kill()
+					return fmt.Errorf("set up %s: %w", c.Name, err)
+				}
+			}
 		}
 		wctx, stopWriters := context.WithCancel(ctx)
 		var wg sync.WaitGroup
@@ -313,7 +463,6 @@ func Crash(ctx context.Context, cfg CrashConfig) error {
 		return fmt.Errorf("final restart: %w", err)
 	}
 	survived++
-	env := &CrashEnv{DataDir: dir, BaseURL: base, Key: key.Key, Client: client}
 	type result struct {
 		name string
 		lost []Ack
@@ -378,6 +527,9 @@ func Crash(ctx context.Context, cfg CrashConfig) error {
 		}
 		failed = failed || len(r.lost) > 0
 	}
+	received, badSig := rcv.Stats()
+	fmt.Fprintf(w, "webhook deliveries received: %d (%d with a wrong signature)\n", received, badSig)
+	failed = failed || badSig > 0
 	fmt.Fprintf(w, "writes in doubt (no answer before the kill): %d; retried with the same Idempotency-Key: %d settled, %d unsettled, %d duplicated\n",
 		len(doubts), len(doubts)-unsettled, unsettled, dupes)
 	for _, o := range other {

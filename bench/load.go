@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/url"
@@ -36,18 +37,20 @@ type Op struct {
 	Weight int // share of the mixed workload, in percent
 	Write  bool
 	Want   int // the status a correct answer has
-	Build  func(rng *rand.Rand, org *Org, seq uint64) (method, path string, body []byte)
+	// ContentType of the body; empty means application/json.
+	ContentType string
+	Build       func(rng *rand.Rand, org *Org, seq uint64) (method, path string, body []byte)
 }
 
 // Ops is the mixed workload: 80% reads with filters and pagination, 20%
 // creates with Idempotency-Key. A resource that lands adds its list, get
 // and create operations here (and shifts weights so they still sum to 100).
 var Ops = []Op{
-	{Name: "list_vendors", Weight: 40, Want: 200, Build: buildListVendors},
-	{Name: "get_vendor", Weight: 25, Want: 200, Build: func(rng *rand.Rand, org *Org, _ uint64) (string, string, []byte) {
+	{Name: "list_vendors", Weight: 25, Want: 200, Build: buildListVendors},
+	{Name: "get_vendor", Weight: 12, Want: 200, Build: func(rng *rand.Rand, org *Org, _ uint64) (string, string, []byte) {
 		return "GET", "/v1/vendors/" + pick(rng, org.IDs["vendor"]), nil
 	}},
-	{Name: "list_people", Weight: 10, Want: 200, Build: func(rng *rand.Rand, org *Org, _ uint64) (string, string, []byte) {
+	{Name: "list_people", Weight: 5, Want: 200, Build: func(rng *rand.Rand, org *Org, _ uint64) (string, string, []byte) {
 		q := url.Values{}
 		q.Set("perPage", "25")
 		if rng.IntN(3) == 0 {
@@ -55,20 +58,75 @@ var Ops = []Op{
 		}
 		return "GET", "/v1/people?" + q.Encode(), nil
 	}},
-	{Name: "get_person", Weight: 5, Want: 200, Build: func(rng *rand.Rand, org *Org, _ uint64) (string, string, []byte) {
+	{Name: "get_person", Weight: 3, Want: 200, Build: func(rng *rand.Rand, org *Org, _ uint64) (string, string, []byte) {
 		return "GET", "/v1/people/" + pick(rng, org.IDs["person"]), nil
 	}},
-	{Name: "create_vendor", Weight: 15, Write: true, Want: 201, Build: func(rng *rand.Rand, org *Org, seq uint64) (string, string, []byte) {
+	{Name: "list_findings", Weight: 12, Want: 200, Build: buildListFindings},
+	{Name: "get_finding", Weight: 6, Want: 200, Build: func(rng *rand.Rand, org *Org, _ uint64) (string, string, []byte) {
+		return "GET", "/v1/findings/" + pick(rng, org.IDs["finding"]), nil
+	}},
+	{Name: "list_evidence", Weight: 11, Want: 200, Build: func(rng *rand.Rand, org *Org, _ uint64) (string, string, []byte) {
+		q := url.Values{}
+		q.Set("perPage", pick(rng, []string{"25", "50"}))
+		q.Set("page", strconv.Itoa(1+rng.IntN(3)))
+		return "GET", "/v1/controls/" + pick(rng, org.IDs["control"]) + "/evidence?" + q.Encode(), nil
+	}},
+	{Name: "get_evidence", Weight: 6, Want: 200, Build: func(rng *rand.Rand, org *Org, _ uint64) (string, string, []byte) {
+		return "GET", "/v1/evidence/" + pick(rng, org.IDs["evidence"]), nil
+	}},
+	{Name: "create_vendor", Weight: 8, Write: true, Want: 201, Build: func(rng *rand.Rand, org *Org, seq uint64) (string, string, []byte) {
 		body, _ := json.Marshal(map[string]any{"name": fmt.Sprintf("Load vendor %d", seq), "category": pick(rng, app.VendorCategories),
 			"criticality": pick(rng, app.Criticalities), "country": pick(rng, vendorCountries), "processesPersonalData": false,
 			"inherentProbability": pick(rng, app.Probabilities), "inherentImpact": pick(rng, app.Impacts), "website": "https://load.example.com"})
 		return "POST", "/v1/vendors", body
 	}},
-	{Name: "create_person", Weight: 5, Write: true, Want: 201, Build: func(rng *rand.Rand, org *Org, seq uint64) (string, string, []byte) {
+	{Name: "create_person", Weight: 3, Write: true, Want: 201, Build: func(rng *rand.Rand, org *Org, seq uint64) (string, string, []byte) {
 		body, _ := json.Marshal(map[string]any{"name": pick(rng, firstNames) + " " + pick(rng, lastNames),
 			"email": fmt.Sprintf("load-%d-%d@example.com", seq, rng.Uint32()), "role": "employee", "department": pick(rng, departments)})
 		return "POST", "/v1/people", body
 	}},
+	{Name: "create_finding", Weight: 5, Write: true, Want: 201, Build: func(rng *rand.Rand, org *Org, seq uint64) (string, string, []byte) {
+		body, _ := json.Marshal(map[string]any{"title": fmt.Sprintf("%s %s (load %d)", pick(rng, findingTopics), pick(rng, findingSystems), seq),
+			"description": "Found during the load measurement.", "severity": pick(rng, app.FindingSeverities), "type": pick(rng, app.FindingTypes),
+			"linkedControlIds": []string{pick(rng, org.IDs["control"])}})
+		return "POST", "/v1/findings", body
+	}},
+	{Name: "create_evidence", Weight: 4, Write: true, Want: 201, ContentType: "multipart/form-data; boundary=" + evidenceBoundary,
+		Build: func(rng *rand.Rand, org *Org, seq uint64) (string, string, []byte) {
+			return "POST", "/v1/controls/" + pick(rng, org.IDs["control"]) + "/evidence", evidenceBody(seq)
+		}},
+}
+
+// evidenceBoundary is the multipart boundary of create_evidence's body.
+const evidenceBoundary = "load-evidence-boundary"
+
+// evidenceBody is a multipart upload of a small text file and a description.
+func evidenceBody(seq uint64) []byte {
+	var b bytes.Buffer
+	w := multipart.NewWriter(&b)
+	_ = w.SetBoundary(evidenceBoundary)
+	_ = w.WriteField("description", "Load evidence "+strconv.FormatUint(seq, 10))
+	fw, _ := w.CreateFormFile("file", "load-"+strconv.FormatUint(seq, 10)+".txt")
+	_, _ = fw.Write(bytes.Repeat([]byte("evidence line for the load measurement\n"), 50))
+	_ = w.Close()
+	return b.Bytes()
+}
+
+func buildListFindings(rng *rand.Rand, org *Org, _ uint64) (string, string, []byte) {
+	q := url.Values{}
+	q.Set("perPage", pick(rng, []string{"25", "50"}))
+	q.Set("page", strconv.Itoa(1+rng.IntN(3)))
+	switch rng.IntN(5) {
+	case 0:
+		q.Set("status", pick(rng, app.FindingStatuses))
+	case 1:
+		q.Set("severity", pick(rng, app.FindingSeverities))
+	case 2:
+		q.Set("controlId", pick(rng, org.IDs["control"]))
+	case 3:
+		q.Set("type", pick(rng, app.FindingTypes))
+	}
+	return "GET", "/v1/findings?" + q.Encode(), nil
 }
 
 func buildListVendors(rng *rand.Rand, org *Org, _ uint64) (string, string, []byte) {
@@ -240,7 +298,11 @@ func drive(ctx context.Context, client *http.Client, t *target, ds *Dataset, con
 				}
 				req.Header.Set("X-API-Key", org.Key)
 				if body != nil {
-					req.Header.Set("Content-Type", "application/json")
+					ct := op.ContentType
+					if ct == "" {
+						ct = "application/json"
+					}
+					req.Header.Set("Content-Type", ct)
 				}
 				if op.Write {
 					req.Header.Set("Idempotency-Key", "load-"+strconv.FormatUint(seq, 10))

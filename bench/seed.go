@@ -44,11 +44,14 @@ type Seeder struct {
 }
 
 // Seeders are run in order for every organization. 100 organizations times
-// these counts give the dataset: 100,000 vendors (findings and
-// evidence join when their stores exist).
+// these counts give the dataset: 100,000 vendors, 50,000 findings
+// and 200,000 evidence records (over 2,000 controls).
 var Seeders = []Seeder{
 	{Kind: "person", PerOrg: 20, Seed: seedPeople},
 	{Kind: "vendor", PerOrg: 1000, After: []string{"person"}, Seed: seedVendors},
+	{Kind: "control", PerOrg: 20, After: []string{"person"}, Seed: seedControls},
+	{Kind: "finding", PerOrg: 500, After: []string{"person", "control"}, Seed: seedFindings},
+	{Kind: "evidence", PerOrg: 2000, After: []string{"person", "control"}, Seed: seedEvidence},
 }
 
 func pick[T any](rng *rand.Rand, xs []T) T { return xs[rng.IntN(len(xs))] }
@@ -111,6 +114,97 @@ func seedVendors(ctx context.Context, db *storage.DB, org *Org, n int, rng *rand
 			return err
 		}
 		org.IDs["vendor"] = append(org.IDs["vendor"], v.ID)
+	}
+	return nil
+}
+
+var controlTopics = []string{"Access review", "Backup", "Encryption at rest", "Incident response", "Logging", "Patch management",
+	"Supplier review", "Awareness training", "Change management", "Asset inventory"}
+
+func seedControls(ctx context.Context, db *storage.DB, org *Org, n int, rng *rand.Rand, now time.Time) error {
+	people := org.IDs["person"]
+	statuses := []string{app.ControlNotStarted, app.ControlNotStarted, app.ControlInProgress, app.ControlImplemented}
+	for i := 0; i < n; i++ {
+		c := &app.Control{ID: app.NewID(app.PrefixControl), Code: fmt.Sprintf("LD-%03d", i+1),
+			Name: fmt.Sprintf("%s %d", pick(rng, controlTopics), i+1), Description: "Seeded control for load measurement.",
+			Status: pick(rng, statuses), CreatedAt: now, UpdatedAt: now}
+		if len(people) > 0 && rng.IntN(2) == 0 {
+			c.OwnerID = app.Ptr(pick(rng, people))
+		}
+		if err := db.CreateControl(ctx, org.ID, c); err != nil {
+			return err
+		}
+		org.IDs["control"] = append(org.IDs["control"], c.ID)
+	}
+	return nil
+}
+
+var findingTopics = []string{"Missing MFA on", "Outdated TLS on", "Unreviewed access to", "No backup test for", "Weak password policy on",
+	"Unpatched host in", "Unencrypted export from", "Stale account in"}
+var findingSystems = []string{"payroll", "CRM", "build server", "VPN", "HR portal", "data warehouse", "mail gateway", "wiki"}
+
+func seedFindings(ctx context.Context, db *storage.DB, org *Org, n int, rng *rand.Rand, now time.Time) error {
+	controls, people := org.IDs["control"], org.IDs["person"]
+	for i := 0; i < n; i++ {
+		created := now.Add(-time.Duration(n-i) * time.Minute)
+		title := fmt.Sprintf("%s %s (%d)", pick(rng, findingTopics), pick(rng, findingSystems), i)
+		f := &app.Finding{ID: app.NewID(app.PrefixFinding), Type: pick(rng, app.FindingTypes), Status: pick(rng, app.FindingStatuses),
+			Severity: pick(rng, app.FindingSeverities), Content: title, Title: app.Ptr(title), Scope: app.Ptr(pick(rng, app.FindingScopes)),
+			LinkedControlIDs: []string{}, CreatedByType: "system", CreatedByID: "cli", CreatedAt: created, UpdatedAt: created}
+		if len(people) > 0 {
+			f.CreatedByType, f.CreatedByID = "person", pick(rng, people)
+		}
+		if rng.IntN(3) == 0 {
+			f.FindingClass = app.Ptr(pick(rng, app.FindingClasses))
+		}
+		if len(controls) > 0 && rng.IntN(2) == 0 {
+			f.LinkedControlIDs = []string{pick(rng, controls)}
+		}
+		if f.Status == app.FindingClosed {
+			f.ClosedAt = &created
+		}
+		if rng.IntN(3) == 0 {
+			due := now.AddDate(0, 0, rng.IntN(120))
+			f.DueDate = &due
+		}
+		if err := db.CreateFinding(ctx, org.ID, f); err != nil {
+			return err
+		}
+		org.IDs["finding"] = append(org.IDs["finding"], f.ID)
+	}
+	return nil
+}
+
+var evidenceFiles = []string{"access-review.pdf", "backup-restore-test.png", "training-records.csv", "firewall-rules.txt", "pentest-summary.pdf"}
+
+// seedEvidence inserts evidence records only (the files are not written:
+// the workload reads records and uploads new evidence, it does not
+// download seeded files).
+func seedEvidence(ctx context.Context, db *storage.DB, org *Org, n int, rng *rand.Rand, now time.Time) error {
+	controls, people := org.IDs["control"], org.IDs["person"]
+	if len(controls) == 0 {
+		return nil
+	}
+	sum := make([]byte, 32)
+	for i := 0; i < n; i++ {
+		uploaded := now.Add(-time.Duration(n-i) * time.Minute)
+		for j := range sum {
+			sum[j] = byte(rng.Uint32())
+		}
+		ev := &app.Evidence{ID: app.NewID(app.PrefixEvidence), ControlID: controls[i%len(controls)], Filename: pick(rng, evidenceFiles),
+			ContentType: "application/octet-stream", Size: int64(1024 + rng.IntN(1<<20)), SHA256: fmt.Sprintf("%x", sum),
+			Description: "Seeded evidence for load measurement.", UploadedAt: uploaded}
+		if len(people) > 0 {
+			ev.UploadedBy = pick(rng, people)
+		}
+		if rng.IntN(5) == 0 {
+			exp := now.AddDate(0, 0, rng.IntN(400)-30)
+			ev.ExpiresAt = &exp
+		}
+		if err := db.CreateEvidence(ctx, org.ID, ev); err != nil {
+			return err
+		}
+		org.IDs["evidence"] = append(org.IDs["evidence"], ev.ID)
 	}
 	return nil
 }

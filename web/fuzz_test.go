@@ -22,10 +22,8 @@ import (
 // target for FUZZTIME and `make test` runs a short pass within the CI
 // budget.
 //
-// The webhook signature check is not in this tree yet: when the webhook
-// branch adds its verification helper, add FuzzWebhookSignature here (raw
-// body, secret and X-Service-Signature header as inputs; it must never
-// panic, and must accept exactly the HMAC the sender computes).
+// FuzzWebhookSignature puts the receiver-side signature check under the
+// fuzzer: raw body, secret and X-Service-Signature header as inputs.
 
 // fuzzBodyRoutes are the create and update operations that take a JSON body.
 // Adding a route here puts its decoder and validation under the fuzzer.
@@ -236,6 +234,33 @@ func FuzzUpload(f *testing.F) {
 		defer u.Close()
 		if u.File == nil || u.Size < 0 {
 			t.Fatalf("parseUpload(%q) returned no file", contentType)
+		}
+	})
+}
+
+// FuzzWebhookSignature: app.VerifyWebhookSignature never panics, accepts
+// exactly the HMAC the sender (app.SignWebhook, what the delivery worker
+// sends) computes for that secret and body, in either hex case, and
+// refuses it for any other body or secret.
+func FuzzWebhookSignature(f *testing.F) {
+	f.Add("whsec_abc", []byte(`{"id":"evt_1","event":"vendor.created","timestamp":"2026-01-15T10:00:00Z","data":{"id":"vnd_1"}}`), "")
+	f.Add("", []byte{}, "00")
+	f.Add("s", []byte("x"), strings.Repeat("g", 64))
+	f.Add("secret", []byte("body"), strings.Repeat("A", 64))
+	f.Fuzz(func(t *testing.T, secret string, body []byte, header string) {
+		want := app.SignWebhook(secret, body)
+		got := app.VerifyWebhookSignature(secret, body, header)
+		if got != strings.EqualFold(header, want) {
+			t.Fatalf("verify(%q) = %v; the sender's signature is %s", header, got, want)
+		}
+		if !app.VerifyWebhookSignature(secret, body, want) || !app.VerifyWebhookSignature(secret, body, strings.ToUpper(want)) {
+			t.Fatal("the sender's own signature is refused")
+		}
+		if app.VerifyWebhookSignature(secret, append(append([]byte{}, body...), 'x'), want) {
+			t.Fatal("a tampered body is accepted")
+		}
+		if app.VerifyWebhookSignature(secret+"x", body, want) {
+			t.Fatal("another secret is accepted")
 		}
 	})
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"mime/multipart"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/compliance-appliance/compliance/app"
@@ -40,7 +42,7 @@ type sweepFixture struct {
 }
 
 var sweepFixtures = []sweepFixture{
-	{kind: "person", names: []string{"people", "personId", "assigneeId", "ownerId", "newOwnerId", "userId"}, prefix: app.PrefixPerson,
+	{kind: "person", names: []string{"people", "personId", "assigneeId", "ownerId", "newOwnerId", "userId", "actorId"}, prefix: app.PrefixPerson,
 		create: func(e *testEnv, org string, _ func(string) string) string {
 			return e.person(org, "sweep-"+strings.ToLower(org[len(org)-6:])+"@example.com", app.RoleEmployee)
 		}},
@@ -52,7 +54,7 @@ var sweepFixtures = []sweepFixture{
 			}
 			return p.Devices[0].ID
 		}},
-	{kind: "vendor", names: []string{"vendors", "vendorId"}, prefix: app.PrefixVendor,
+	{kind: "vendor", names: []string{"vendors", "vendorId", "resourceId"}, prefix: app.PrefixVendor,
 		create: func(e *testEnv, org string, ref func(string) string) string {
 			v, err := e.app.CreateVendor(e.ctx(org), app.VendorInput{Name: app.Ptr("Sweep vendor"), AssigneeID: app.Some(ref("person"))})
 			if err != nil {
@@ -77,6 +79,189 @@ var sweepFixtures = []sweepFixture{
 			}
 			return c.ID
 		}},
+	// Custom frameworks belong to their organization; built-in ones are a
+	// catalog every organization reads (TestSweepBuiltInFrameworksShared).
+	{kind: "framework", names: []string{"frameworks", "frameworkId"}, prefix: app.PrefixFramework,
+		create: func(e *testEnv, org string, _ func(string) string) string {
+			return sweepCreate(e, org, "/v1/frameworks", map[string]any{"name": "Sweep framework " + org[len(org)-6:]})
+		}},
+	{kind: "requirement", names: []string{"requirements", "requirementId"}, prefix: app.PrefixRequirement,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			return sweepCreate(e, org, "/v1/frameworks/"+ref("framework")+"/requirements",
+				map[string]any{"ref": "SW-1", "title": "Sweep requirement", "controlIds": []string{ref("control")}})
+		}},
+	{kind: "task_template", names: []string{"task-template", "taskTemplateId"}, prefix: app.PrefixTaskTemplate,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			return sweepCreate(e, org, "/v1/framework-editor/task-template", map[string]any{"name": "Sweep template", "frameworkId": ref("framework"), "requirementId": ref("requirement")})
+		}},
+	{kind: "task", names: []string{"tasks", "taskId"}, prefix: app.PrefixTask,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			return sweepCreate(e, org, "/v1/tasks", map[string]any{"title": "Sweep task", "controlId": ref("control")})
+		}},
+	{kind: "evidence", names: []string{"evidence", "evidenceId"}, prefix: app.PrefixEvidence,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			rec := e.upload("/v1/controls/"+ref("control")+"/evidence", sweepKey(e, org), "sweep.txt", []byte("sweep evidence"), nil)
+			return sweepID(e, rec, "evidence")
+		}},
+	{kind: "policy", names: []string{"policies", "policyId"}, prefix: app.PrefixPolicy,
+		create: func(e *testEnv, org string, _ func(string) string) string {
+			return sweepCreate(e, org, "/v1/policies", map[string]any{"name": "Sweep policy", "content": "Sweep policy text."})
+		}},
+	{kind: "policy_version", names: []string{"versions", "versionId"}, prefix: app.PrefixPolicyVersion,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			return sweepCreate(e, org, "/v1/policies/"+ref("policy")+"/publish", map[string]any{"changelog": "sweep"})
+		}},
+	{kind: "variable", names: []string{"variables", "variableId"}, prefix: app.PrefixVariable,
+		create: func(e *testEnv, org string, _ func(string) string) string {
+			return sweepCreate(e, org, "/v1/variables", map[string]any{"name": "{{sweep_officer}}", "value": "Sweep"})
+		}},
+	// Context versions are numbered per organization (1, 2, ...): B has
+	// its own version 1, so the sweep gives A one version more than B
+	// (see TestCrossOrganizationSweep).
+	{kind: "context_snapshot", names: []string{"snapshots"},
+		create: func(e *testEnv, org string, _ func(string) string) string {
+			rec := e.do("PATCH", "/v1/context", sweepKey(e, org), map[string]any{"description": "Sweep context " + org})
+			wantStatus(e.t, rec, http.StatusOK)
+			return fmt.Sprint(obj(e.t, rec)["version"])
+		}},
+	{kind: "risk", names: []string{"risks", "riskId", "entityId"}, prefix: app.PrefixRisk,
+		create: func(e *testEnv, org string, _ func(string) string) string {
+			return sweepCreate(e, org, "/v1/risks", map[string]any{"title": "Sweep risk"})
+		}},
+	{kind: "finding", names: []string{"findings", "findingId"}, prefix: app.PrefixFinding,
+		create: func(e *testEnv, org string, _ func(string) string) string {
+			return sweepCreate(e, org, "/v1/findings", map[string]any{"title": "Sweep finding"})
+		}},
+	{kind: "finding_template", names: []string{"finding-template", "findingTemplateId"}, prefix: app.PrefixFindingTpl,
+		create: func(e *testEnv, org string, _ func(string) string) string {
+			return sweepCreate(e, org, "/v1/finding-template", map[string]any{"title": "Sweep template"})
+		}},
+	{kind: "corrective_action", names: []string{"corrective-actions", "actionId"}, prefix: app.PrefixCorrectiveAction,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			return sweepCreate(e, org, "/v1/findings/"+ref("finding")+"/corrective-actions", map[string]any{"title": "Sweep action"})
+		}},
+	{kind: "comment", names: []string{"comments", "commentId"}, prefix: app.PrefixComment,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			return sweepCreate(e, org, "/v1/comments", map[string]any{"entityType": "risk", "entityId": ref("risk"), "content": "Sweep comment"})
+		}},
+	{kind: "attachment", names: []string{"attachments", "attachmentId"}, prefix: app.PrefixAttachment,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			return uploadFile(e.t, e, sweepKey(e, org), "risk", ref("risk"), "sweep.txt", "sweep attachment")
+		}},
+	{kind: "data_point", names: []string{"data-points", "dataPointId"}, prefix: app.PrefixESG,
+		create: func(e *testEnv, org string, _ func(string) string) string {
+			return sweepCreate(e, org, "/v1/csrd/data-points", map[string]any{"esrsCode": "E1-1", "value": 1, "period": "2025"})
+		}},
+	{kind: "webhook", names: []string{"webhooks", "webhookId"}, prefix: app.PrefixWebhook,
+		create: func(e *testEnv, org string, _ func(string) string) string {
+			return sweepCreate(e, org, "/v1/webhooks", map[string]any{"url": "https://hooks.example.com/sweep", "events": []string{"*"}})
+		}},
+	{kind: "delivery", names: []string{"deliveries", "deliveryId"}, prefix: app.PrefixDelivery,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			d, err := e.app.PingWebhook(e.ctx(org), ref("webhook"))
+			if err != nil {
+				e.t.Fatalf("delivery fixture: %v", err)
+			}
+			return d.ID
+		}},
+	{kind: "oauth_app", names: []string{"oauth-apps", "oauthAppId", "clientId"}, prefix: app.PrefixOAuthClient,
+		create: func(e *testEnv, org string, _ func(string) string) string {
+			return sweepCreate(e, org, "/v1/integrations/oauth-apps", map[string]any{"name": "Sweep app", "redirectUris": []string{"https://app.example.com/cb"}})
+		}},
+	{kind: "oauth_grant", names: []string{"grants", "grantId"}, prefix: app.PrefixOAuthGrant,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			ref("person")
+			g := &app.OAuthGrant{ID: app.NewID(app.PrefixOAuthGrant), OrganizationID: org, UserID: mustUserID(e.t, e, "sweep-"+strings.ToLower(org[len(org)-6:])+"@example.com"), ClientID: ref("oauth_app"),
+				ClientName: "Sweep app", Scopes: []string{"read"}, CreatedAt: e.app.Now()}
+			if err := e.db.CreateOAuthGrant(e.ctx(org), g); err != nil {
+				e.t.Fatalf("grant fixture: %v", err)
+			}
+			return g.ID
+		}},
+	{kind: "kb_entry", names: []string{"entries", "entryId"}, prefix: app.PrefixKBEntry,
+		create: func(e *testEnv, org string, _ func(string) string) string {
+			return sweepCreate(e, org, "/v1/knowledge-base/entries", map[string]any{"question": "Sweep question?", "answer": "Sweep answer."})
+		}},
+	{kind: "questionnaire", names: []string{"questionnaire", "questionnaireId"}, prefix: app.PrefixQuestionnaire,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			return sweepCreate(e, org, "/v1/questionnaire", map[string]any{"name": "Sweep questionnaire", "vendorId": ref("vendor"),
+				"questions": []map[string]any{{"question": "Do you encrypt data at rest?"}}})
+		}},
+	{kind: "trust_document", names: []string{"documents", "documentId"}, prefix: app.PrefixTrustDocument,
+		create: func(e *testEnv, org string, _ func(string) string) string {
+			rec := e.uploadField("/v1/trust-portal/documents", sweepKey(e, org), "file", "sweep.pdf", []byte("%PDF sweep"), "name", "Sweep report")
+			return sweepID(e, rec, "trust document")
+		}},
+	// The public portal and its links are addressed by slug and token, not
+	// by the caller's organization: public operations are shared.
+	// The Statement of Applicability is addressed by a built-in catalog
+	// requirement (the same id in every organization, each with its own
+	// entry): see sweepParamKinds.
+	{kind: "catalog_requirement", shared: true,
+		create: func(e *testEnv, org string, _ func(string) string) string {
+			key := sweepKey(e, org)
+			wantStatus(e.t, e.do("POST", "/v1/frameworks/iso27001-2022/enable", key, nil), http.StatusOK)
+			entries := list(e.t, e.do("GET", "/v1/soa?frameworkId=iso27001-2022", key, nil))
+			if len(entries) == 0 {
+				e.t.Fatal("catalog requirement fixture: no SOA entries")
+			}
+			return entries[0]["requirementId"].(string)
+		}},
+	{kind: "trust_slug", names: []string{"slug"}, shared: true,
+		create: func(e *testEnv, org string, _ func(string) string) string {
+			slug := "sweep-" + strings.ToLower(org[len(org)-8:])
+			wantStatus(e.t, e.do("PATCH", "/v1/trust-portal/settings", sweepKey(e, org), map[string]any{"enabled": true, "slug": slug}), http.StatusOK)
+			return slug
+		}},
+	{kind: "access_request", names: []string{"requests", "requestId"}, prefix: app.PrefixTrustRequest,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			r, _, err := e.app.RequestTrustAccess(context.Background(), ref("trust_slug"),
+				app.TrustAccessRequestInput{Name: "Sweep Buyer", Email: "buyer@example.com", Company: "Buyer Ltd"}, app.Visitor{IP: "192.0.2.1"})
+			if err != nil {
+				e.t.Fatalf("access request fixture: %v", err)
+			}
+			return r.ID
+		}},
+	{kind: "public_token", names: []string{"token"}, shared: true,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			_, tok, err := e.app.RequestTrustAccess(context.Background(), ref("trust_slug"),
+				app.TrustAccessRequestInput{Name: "Sweep Visitor", Email: "visitor@example.com", Company: "Visitor Ltd"}, app.Visitor{IP: "192.0.2.2"})
+			if err != nil {
+				e.t.Fatalf("access token fixture: %v", err)
+			}
+			return tok
+		}},
+}
+
+// sweepKeys caches one owner key per organization for fixtures made
+// through the API.
+var sweepKeys sync.Map
+
+func sweepKey(e *testEnv, org string) string {
+	if k, ok := sweepKeys.Load(org); ok {
+		return k.(string)
+	}
+	k := e.key(org, app.RoleOwner)
+	sweepKeys.Store(org, k)
+	return k
+}
+
+// sweepCreate posts body with an owner key of org and returns the id.
+func sweepCreate(e *testEnv, org, path string, body any) string {
+	e.t.Helper()
+	return sweepID(e, e.do("POST", path, sweepKey(e, org), body), path)
+}
+
+func sweepID(e *testEnv, rec *httptest.ResponseRecorder, what string) string {
+	e.t.Helper()
+	if rec.Code != http.StatusCreated && rec.Code != http.StatusOK {
+		e.t.Fatalf("fixture %s: status %d: %s", what, rec.Code, rec.Body.String())
+	}
+	id, _ := obj(e.t, rec)["id"].(string)
+	if id == "" {
+		e.t.Fatalf("fixture %s: no id: %s", what, rec.Body.String())
+	}
+	return id
 }
 
 // sweepBodies overrides the generated request body of an operation
@@ -86,7 +271,25 @@ var sweepBodies = map[string]any{}
 
 // sweepNotWrites lists non-GET operations that do not change data, with
 // the reason; the auditor sweep skips them.
-var sweepNotWrites = map[string]string{}
+var sweepNotWrites = map[string]string{
+	"POST /oauth/authorize": "the consent form of a signed-in person; an API key is not a credential there",
+	"POST /v1/auth/logout":  "ends the caller's own session; with a key there is none to end",
+	"POST /v1/mcp":          "the MCP transport: each tool checks the role itself (an auditor's create_vendor is refused, see TestMCPWithAPIKey)",
+}
+
+// sweepParamKinds names the kind of a path parameter where the parameter
+// name alone would pick the wrong one: path -> parameter -> kind.
+var sweepParamKinds = map[string]map[string]string{
+	"/v1/soa/{requirementId}": {"requirementId": "catalog_requirement"},
+}
+
+// sweepSessionOnly lists operations only a signed-in person may call,
+// with the reason: an API key (of any organization) is 403 whatever the id
+// names, which tells B nothing about A's resources.
+var sweepSessionOnly = map[string]string{
+	"DELETE /v1/oauth/grants/{id}":       "grants belong to the person who gave them",
+	"POST /v1/policies/{id}/acknowledge": "a person acknowledges a policy; a key acts for no person",
+}
 
 // sweepFixtureSet is the fixtures of one organization by kind.
 type sweepFixtureSet struct {
@@ -130,6 +333,16 @@ func sweepKind(name string) (sweepFixture, bool) {
 			if n == name {
 				return f, true
 			}
+		}
+	}
+	return sweepFixture{}, false
+}
+
+// sweepKindByName returns the fixture of a kind.
+func sweepKindByName(kind string) (sweepFixture, bool) {
+	for _, f := range sweepFixtures {
+		if f.kind == kind {
+			return f, true
 		}
 	}
 	return sweepFixture{}, false
@@ -189,6 +402,9 @@ func sweepRequest(t *testing.T, o sweepOp, set sweepFixtureSet) (path, query str
 			key = segs[i-1]
 		}
 		f, ok := sweepKind(key)
+		if k, over := sweepParamKinds[o.path][name]; over {
+			f, ok = sweepKindByName(k)
+		}
 		if !ok {
 			t.Fatalf("%s: path parameter {%s} (%s) matches no sweep fixture; add the resource kind to sweepFixtures", o.name(), name, key)
 		}
@@ -385,10 +601,17 @@ func TestCrossOrganizationSweep(t *testing.T) {
 	orgB := e.org("Sweep B", app.PlanEnterprise)
 	a := e.sweepFixtures(orgA)
 	e.sweepFixtures(orgB) // B has resources of its own, so a leak is not hidden by an empty register
+	// Context versions are numbered per organization: A gets one B lacks.
+	rec := e.do("PATCH", "/v1/context", sweepKey(e, orgA), map[string]any{"description": "A's second context"})
+	wantStatus(t, rec, http.StatusOK)
+	a.ids["context_snapshot"] = fmt.Sprint(obj(t, rec)["version"])
 	ownerA, auditorA := e.key(orgA, app.RoleOwner), e.key(orgA, app.RoleAuditor)
 	ownerB := e.key(orgB, app.RoleOwner)
 	secretsA := []string{orgA}
 	for _, id := range a.ids {
+		if strings.Trim(id, "0123456789") == "" {
+			continue // a per-organization number (context versions): B has its own
+		}
 		secretsA = append(secretsA, id)
 	}
 
@@ -396,6 +619,9 @@ func TestCrossOrganizationSweep(t *testing.T) {
 	var swept, notFound, forbidden, leakChecked, crossHeader int
 	for _, o := range ops {
 		path, query, body, ct, hasIDs, shared := sweepRequest(t, o, a)
+		// A public operation has no caller organization: it is addressed by
+		// slug or token, and what it shows is public or gated by the token.
+		shared = shared || o.public()
 		write := o.method != http.MethodGet && o.method != http.MethodHead
 		t.Run(o.name(), func(t *testing.T) {
 			swept++
@@ -419,6 +645,8 @@ func TestCrossOrganizationSweep(t *testing.T) {
 			switch {
 			case rec.Code >= 500:
 				t.Errorf("B's key: status %d: %s", rec.Code, rec.Body.String())
+			case sweepSessionOnly[o.name()] != "":
+				wantError(t, rec, http.StatusForbidden, "forbidden")
 			case hasIDs && !shared:
 				if rec.Code != http.StatusNotFound {
 					t.Errorf("B's key on A's resource: status %d, want 404: %s", rec.Code, rec.Body.String())
@@ -470,4 +698,22 @@ func TestCrossOrganizationSweep(t *testing.T) {
 	}
 	t.Logf("routes swept: %d operations; 404 on A's resources: %d; 404 with X-Organization-Id of A: %d; leak-checked: %d; auditor 403: %d",
 		swept, notFound, crossHeader, leakChecked, forbidden)
+}
+
+// TestSweepBuiltInFrameworksShared documents the one kind the sweep treats
+// as global: the built-in framework catalog reads the same for every
+// organization, while a custom framework stays its organization's own.
+func TestSweepBuiltInFrameworksShared(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	orgA, orgB := e.org("Shared A", app.PlanEnterprise), e.org("Shared B", app.PlanEnterprise)
+	ka, kb := e.key(orgA, app.RoleOwner), e.key(orgB, app.RoleOwner)
+	wantStatus(t, e.do("POST", "/v1/frameworks/iso27001-2022/enable", ka, nil), http.StatusOK)
+	for _, path := range []string{"/v1/frameworks/iso27001-2022", "/v1/frameworks/iso27001-2022/requirements"} {
+		wantStatus(t, e.do("GET", path, ka, nil), http.StatusOK)
+		wantStatus(t, e.do("GET", path, kb, nil), http.StatusOK)
+	}
+	custom := sweepCreate(e, orgA, "/v1/frameworks", map[string]any{"name": "A's own framework"})
+	wantStatus(t, e.do("GET", "/v1/frameworks/"+custom, ka, nil), http.StatusOK)
+	wantError(t, e.do("GET", "/v1/frameworks/"+custom, kb, nil), http.StatusNotFound, "not_found")
 }
