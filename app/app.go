@@ -52,6 +52,7 @@ type Store interface {
 	KnowledgeStore
 	QuestionnaireStore
 	TrustStore
+	DashboardStore
 }
 
 // Config holds the service-level settings.

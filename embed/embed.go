@@ -21,3 +21,10 @@ var OpenAPI embed.FS
 //
 //go:embed frameworks/*.json frameworks/mappings/*.json
 var Frameworks embed.FS
+
+// UI holds the web application: html/template pages under ui/templates and
+// the stylesheet, script and icon under ui/static. Nothing is fetched from
+// elsewhere, so the application works air-gapped.
+//
+//go:embed ui/templates/*.html ui/static/*
+var UI embed.FS

@@ -153,6 +153,7 @@ func (s *Server) securityHeaders(next http.Handler) http.Handler {
 			// into the shared array.
 			h[k] = v[:len(v):len(v)]
 		}
+		h.Set("Content-Security-Policy", cspFor(r.URL.Path))
 		next.ServeHTTP(w, r)
 	})
 }

@@ -53,5 +53,6 @@ func (s *Server) routes() *mux.Router {
 	s.eventsRoutes(handle)
 	s.authRoutes(handle)
 	s.questionnaireRoutes(handle)
+	s.mountUI(r)
 	return r
 }

@@ -49,6 +49,7 @@ type Server struct {
 	sess    *sessions
 	oauth   *oauthServer
 	mcp     http.Handler
+	webui   *ui
 }
 
 // New builds the router with every route and middleware.

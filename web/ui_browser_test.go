@@ -1,0 +1,278 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/png"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// chromium finds a local Chromium; the browser tests skip without one.
+func chromium() string {
+	for _, p := range []string{os.Getenv("CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"} {
+		if p != "" {
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	return ""
+}
+
+// shot saves a full-page screenshot and checks the page rendered: the
+// image is not blank (enough pixels differ from the background).
+func shot(t *testing.T, dir, name string) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		var buf []byte
+		if err := chromedp.FullScreenshot(&buf, 100).Do(ctx); err != nil {
+			return err
+		}
+		p := filepath.Join(dir, name+".png")
+		if err := os.WriteFile(p, buf, 0o600); err != nil {
+			return err
+		}
+		img, err := png.Decode(bytes.NewReader(buf))
+		if err != nil {
+			t.Fatalf("%s: not a PNG: %v", name, err)
+		}
+		if frac := inked(img); frac < 0.02 {
+			t.Errorf("%s looks blank: %.3f of pixels differ from the background", name, frac)
+		}
+		t.Logf("screenshot %s (%d bytes)", p, len(buf))
+		return nil
+	})
+}
+
+// inked is the fraction of pixels that differ from the top-left pixel.
+func inked(img image.Image) float64 {
+	b := img.Bounds()
+	r0, g0, b0, _ := img.At(b.Min.X, b.Min.Y).RGBA()
+	var diff, total int
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			total++
+			if absDiff(r, r0)+absDiff(g, g0)+absDiff(bl, b0) > 0x3000 {
+				diff++
+			}
+		}
+	}
+	return float64(diff) / float64(max(total, 1))
+}
+
+func absDiff(a, b uint32) uint32 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
+// TestUIBrowser drives Chromium through the main flows: sign-in, enabling
+// a framework, uploading evidence and seeing the score rise, a vendor form
+// with a validation error next to its field, and an auditor who is offered
+// no write actions. Screenshots go to a temporary directory
+// (UI_SCREENSHOT_DIR keeps them).
+func TestUIBrowser(t *testing.T) {
+	exe := chromium()
+	if exe == "" {
+		t.Skip("no Chromium installed")
+	}
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	fw, err := e.app.GetFramework(e.ctx(f.org), "bafin-marisk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(e.srv)
+	defer ts.Close()
+	dir := os.Getenv("UI_SCREENSHOT_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	evidence := filepath.Join(t.TempDir(), "quality-policy.pdf")
+	if err := os.WriteFile(evidence, []byte("%PDF-1.4 quality policy"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
+		chromedp.WindowSize(1366, 900), chromedp.Flag("disable-dev-shm-usage", true))
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 120*time.Second)
+	defer cancel()
+
+	text := func(sel string) string {
+		var s string
+		if err := chromedp.Run(ctx, chromedp.Text(sel, &s, chromedp.ByQuery)); err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return strings.TrimSpace(s)
+	}
+	count := func(sel string) int {
+		var n int
+		if err := chromedp.Run(ctx, chromedp.Evaluate(`document.querySelectorAll(`+strconv.Quote(sel)+`).length`, &n)); err != nil {
+			t.Fatalf("count %s: %v", sel, err)
+		}
+		return n
+	}
+	attr := func(sel, name string) string {
+		var v string
+		var ok bool
+		if err := chromedp.Run(ctx, chromedp.AttributeValue(sel, name, &v, &ok, chromedp.ByQuery)); err != nil {
+			t.Fatalf("attribute %s of %s: %v", name, sel, err)
+		}
+		return v
+	}
+	signIn := func(email, shotName string) {
+		err := chromedp.Run(ctx,
+			chromedp.WaitVisible("#email", chromedp.ByQuery),
+			chromedp.SendKeys("#email", email, chromedp.ByQuery),
+			chromedp.SendKeys("#password", testPassword, chromedp.ByQuery),
+			shot(t, dir, shotName),
+			chromedp.Click(`form[action="/login"] button[type=submit]`, chromedp.ByQuery),
+			chromedp.WaitVisible("nav.main", chromedp.ByQuery),
+		)
+		if err != nil {
+			t.Fatalf("sign in as %s: %v", email, err)
+		}
+	}
+
+	// 1. A page behind sign-in: to sign-in, and back to the page.
+	if err := chromedp.Run(ctx, chromedp.Navigate(ts.URL+"/controls")); err != nil {
+		t.Fatal(err)
+	}
+	signIn(f.owner, "01-sign-in")
+	if h := text("h1"); h != "Controls" {
+		t.Fatalf("after sign-in: %q, want the controls page", h)
+	}
+
+	// 2. Enable a framework.
+	err = chromedp.Run(ctx,
+		chromedp.Navigate(ts.URL+"/frameworks"),
+		chromedp.Click(`form[action="/frameworks/`+fw.ID+`/enable"] button`, chromedp.ByQuery),
+		chromedp.WaitVisible(".notice", chromedp.ByQuery),
+		shot(t, dir, "02-framework-enabled"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := text(".notice"); !strings.Contains(n, "Framework enabled") {
+		t.Fatalf("notice %q", n)
+	}
+
+	// 3. Evidence: a task on a control, a file, done; the score rises.
+	fwID, control := scoringControl(t, e, f.org, "iso9001-2015")
+	if err := chromedp.Run(ctx, chromedp.Navigate(ts.URL+"/frameworks/"+fwID)); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := strconv.Atoi(attr("p.stat", "data-score"))
+	err = chromedp.Run(ctx,
+		chromedp.Navigate(ts.URL+"/controls/"+control),
+		chromedp.SendKeys("#t-title", "Upload the quality policy", chromedp.ByQuery),
+		chromedp.Click(`form[action="/tasks"] button[type=submit]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`input[type=file][id^="tf-"]`, chromedp.ByQuery),
+		chromedp.SetUploadFiles(`input[type=file][id^="tf-"]`, []string{evidence}, chromedp.ByQuery),
+		chromedp.Click(`form[action$="/evidence"][action^="/tasks/"] button[type=submit]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`a[href^="/evidence/"]`, chromedp.ByQuery),
+		chromedp.Click(`form[action$="/complete"] button[type=submit]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-status="implemented"]`, chromedp.ByQuery),
+		shot(t, dir, "03-control-implemented"),
+		chromedp.Navigate(ts.URL+"/frameworks/"+fwID),
+		chromedp.WaitVisible("p.stat", chromedp.ByQuery),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := strconv.Atoi(attr("p.stat", "data-score"))
+	if after <= before {
+		t.Fatalf("score %d -> %d after evidence, want a rise", before, after)
+	}
+	err = chromedp.Run(ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible("svg.chart", chromedp.ByQuery), shot(t, dir, "04-dashboard"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := count(`svg.chart rect[data-score="` + strconv.Itoa(after) + `"]`); n != 1 {
+		t.Fatalf("dashboard chart has no bar at %d%%", after)
+	}
+
+	// 4. A vendor with a validation error next to the field.
+	err = chromedp.Run(ctx,
+		chromedp.Navigate(ts.URL+"/vendors/new"),
+		chromedp.SendKeys("#website", "not a url", chromedp.ByQuery),
+		chromedp.Click(`form[action="/vendors"] button[type=submit]`, chromedp.ByQuery),
+		chromedp.WaitVisible("#name-error", chromedp.ByQuery),
+		shot(t, dir, "05-vendor-validation"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := text("#website-error"); !strings.Contains(msg, "http or https URL") {
+		t.Fatalf("website message %q", msg)
+	}
+	var adjacent bool
+	err = chromedp.Run(ctx, chromedp.Evaluate(`(function(){var i=document.getElementById("website");var m=document.getElementById("website-error");
+		return i.nextElementSibling===m && i.getAttribute("aria-invalid")==="true" && document.activeElement.getAttribute("aria-invalid")==="true";})()`, &adjacent))
+	if err != nil || !adjacent {
+		t.Fatalf("the message is not right after its field, or focus is not on an invalid field: %v", err)
+	}
+	err = chromedp.Run(ctx,
+		chromedp.SendKeys("#name", "Mail Inc", chromedp.ByQuery),
+		chromedp.SetValue("#website", "https://mail.example", chromedp.ByQuery),
+		chromedp.Click(`form[action="/vendors"] button[type=submit]`, chromedp.ByQuery),
+		chromedp.WaitVisible(".notice", chromedp.ByQuery),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := text("h1"); h != "Mail Inc" {
+		t.Fatalf("after create: %q", h)
+	}
+
+	// 5. Sign out; the auditor sees no write actions.
+	err = chromedp.Run(ctx,
+		chromedp.Click(`form[action="/logout"] button`, chromedp.ByQuery),
+		chromedp.WaitVisible("#email", chromedp.ByQuery),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signIn(f.auditor, "06-sign-in-auditor")
+	for _, page := range []struct{ path, sel string }{
+		{"/vendors", `a[href="/vendors/new"]`},
+		{"/frameworks", `form[action$="/enable"]`},
+		{"/controls/" + control, `form[enctype="multipart/form-data"], form[action^="/controls/"], form[action="/tasks"]`},
+		{"/vendors/" + f.vendor, `button[type=submit]:not([class="secondary"])`},
+		{"/risks", `a[href="/risks/new"]`},
+	} {
+		if err := chromedp.Run(ctx, chromedp.Navigate(ts.URL+page.path), chromedp.WaitVisible("h1", chromedp.ByQuery)); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(page.sel); n != 0 {
+			t.Errorf("auditor is offered %d write actions on %s (%s)", n, page.path, page.sel)
+		}
+	}
+	if err := chromedp.Run(ctx, chromedp.Navigate(ts.URL+"/vendors/"+f.vendor), shot(t, dir, "07-auditor-vendor")); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Run(ctx, chromedp.Navigate(ts.URL+"/risks"), shot(t, dir, "08-auditor-risks")); err != nil {
+		t.Fatal(err)
+	}
+}

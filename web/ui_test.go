@@ -1,0 +1,634 @@
+package web
+
+import (
+	"bytes"
+	"io"
+	"io/fs"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compliance-appliance/compliance/app"
+	assets "github.com/compliance-appliance/compliance/embed"
+	"github.com/gorilla/mux"
+)
+
+// uiBrowser is a cookie jar over the test server, like a person's browser
+// with JavaScript off.
+type uiBrowser struct {
+	e       *testEnv
+	cookies map[string]string
+	csrf    string
+}
+
+func (e *testEnv) browser() *uiBrowser { return &uiBrowser{e: e, cookies: map[string]string{}} }
+
+// send issues a request with the jar's cookies and keeps what it sets.
+func (b *uiBrowser) send(req *http.Request) *httptest.ResponseRecorder {
+	b.e.t.Helper()
+	for k, v := range b.cookies {
+		req.AddCookie(&http.Cookie{Name: k, Value: v})
+	}
+	rec := httptest.NewRecorder()
+	b.e.srv.ServeHTTP(rec, req)
+	for _, c := range rec.Result().Cookies() {
+		if c.MaxAge < 0 || c.Value == "" {
+			delete(b.cookies, c.Name)
+		} else {
+			b.cookies[c.Name] = c.Value
+		}
+	}
+	if m := uiCSRFRe.FindStringSubmatch(rec.Body.String()); m != nil {
+		b.csrf = m[1]
+	}
+	return rec
+}
+
+var uiCSRFRe = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
+
+func (b *uiBrowser) get(path string) *httptest.ResponseRecorder {
+	b.e.t.Helper()
+	return b.send(httptest.NewRequest("GET", path, nil))
+}
+
+// post submits a urlencoded form; the page's CSRF token is added unless
+// the form sets csrf_token itself.
+func (b *uiBrowser) post(path string, form url.Values) *httptest.ResponseRecorder {
+	b.e.t.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
+	if _, ok := form[csrfField]; !ok {
+		form.Set(csrfField, b.csrf)
+	}
+	req := httptest.NewRequest("POST", path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return b.send(req)
+}
+
+// upload submits a multipart form with one file.
+func (b *uiBrowser) upload(path, name, content string, fields map[string]string) *httptest.ResponseRecorder {
+	b.e.t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	_ = mw.WriteField(csrfField, b.csrf)
+	for k, v := range fields {
+		_ = mw.WriteField(k, v)
+	}
+	fw, _ := mw.CreateFormFile("file", name)
+	_, _ = io.WriteString(fw, content)
+	_ = mw.Close()
+	req := httptest.NewRequest("POST", path, &buf)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	return b.send(req)
+}
+
+// signIn signs in through the login form.
+func (b *uiBrowser) signIn(email string) {
+	b.e.t.Helper()
+	wantStatus(b.e.t, b.get("/login"), http.StatusOK)
+	rec := b.post("/login", url.Values{"email": {email}, "password": {testPassword}})
+	if rec.Code != http.StatusSeeOther {
+		b.e.t.Fatalf("sign-in of %s: status %d: %s", email, rec.Code, rec.Body.String())
+	}
+	b.get("/") // picks up the session's CSRF token
+}
+
+func wantBody(t *testing.T, rec *httptest.ResponseRecorder, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if !strings.Contains(rec.Body.String(), s) {
+			t.Errorf("page lacks %q (status %d)", s, rec.Code)
+		}
+	}
+}
+
+func wantNoBody(t *testing.T, rec *httptest.ResponseRecorder, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if strings.Contains(rec.Body.String(), s) {
+			t.Errorf("page must not contain %q", s)
+		}
+	}
+}
+
+func wantRedirect(t *testing.T, rec *httptest.ResponseRecorder, prefix string) string {
+	t.Helper()
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("status %d, want 303: %s", rec.Code, rec.Body.String())
+	}
+	loc := rec.Header().Get("Location")
+	if !strings.HasPrefix(loc, prefix) {
+		t.Fatalf("redirect to %q, want prefix %q", loc, prefix)
+	}
+	return loc
+}
+
+// uiFixture is an organization with a person of every role and one
+// resource of each kind the pages show.
+type uiFixture struct {
+	org                             string
+	vendor, finding, risk, control  string
+	frameworkID, task               string
+	owner, admin, auditor, employee string
+	ownerID, employeeID             string
+}
+
+func (e *testEnv) uiFixture(name string) uiFixture {
+	e.t.Helper()
+	f := uiFixture{org: e.org(name, app.PlanEnterprise)}
+	slug := strings.ToLower(strings.ReplaceAll(name, " ", ""))
+	f.owner, f.admin, f.auditor, f.employee = "owner@"+slug+".test", "admin@"+slug+".test", "auditor@"+slug+".test", "employee@"+slug+".test"
+	f.ownerID = e.withPassword(f.org, f.owner, app.RoleOwner)
+	e.withPassword(f.org, f.admin, app.RoleAdmin)
+	e.withPassword(f.org, f.auditor, app.RoleAuditor)
+	f.employeeID = e.withPassword(f.org, f.employee, app.RoleEmployee)
+	ctx := e.ctx(f.org)
+	res, err := e.app.EnableFramework(ctx, "iso9001-2015")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	f.frameworkID = res.Framework.ID
+	cs, err := e.app.ListControls(ctx, app.ControlFilter{FrameworkID: f.frameworkID, Page: app.Page{Page: 1, PerPage: 1}})
+	if err != nil || len(cs.Items) == 0 {
+		e.t.Fatalf("controls: %v", err)
+	}
+	f.control = cs.Items[0].ID
+	v, err := e.app.CreateVendor(ctx, app.VendorInput{Name: app.Ptr("Hosting GmbH"), Country: app.Some("DE"), ProcessesPersonalData: app.Ptr(true),
+		SubProcessors: app.Some([]app.SubProcessor{{Name: "Backup AG", Country: "AT", Purpose: "Backups"}})})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	f.vendor = v.ID
+	fd, err := e.app.CreateFinding(ctx, app.FindingCreate{Title: app.Ptr("Access reviews missing"), Severity: app.Ptr("high")})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	f.finding = fd.ID
+	if _, err := e.app.CreateCorrectiveAction(ctx, fd.ID, app.CorrectiveActionInput{Title: app.Ptr("Run quarterly reviews"), DueDate: app.Some("2026-01-01")}); err != nil {
+		e.t.Fatal(err)
+	}
+	rk, err := e.app.CreateRisk(ctx, app.RiskInput{Title: app.Ptr("Data centre outage"), Category: app.Ptr("operations"),
+		InherentProbability: app.Ptr("likely"), InherentImpact: app.Ptr("major"), ResidualProbability: app.Some("unlikely"), ResidualImpact: app.Some("minor")})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	f.risk = rk.ID
+	t, err := e.app.CreateTask(ctx, app.TaskInput{Title: app.Ptr("Collect the quality policy"), ControlID: app.Some(f.control),
+		AssigneeID: app.Some(f.employeeID), DueDate: app.Some("2026-01-10")})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	f.task = t.ID
+	return f
+}
+
+// TestUIPagesPerRole renders every page for each role: key elements are
+// there, and write actions are offered only to roles that may take them.
+func TestUIPagesPerRole(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	pages := []struct {
+		path string
+		want []string
+		// writes are the markers of actions a manager may take there.
+		writes []string
+		// employee: what an employee sees (status); 0 means as others.
+		employee int
+	}{
+		{"/", []string{"<h1>Dashboard</h1>", "Score per framework", "data-score=", "Open findings by severity", "Overdue tasks",
+			"Overdue corrective actions", "Run quarterly reviews", "Evidence expiring within 30 days"}, nil, 0},
+		{"/frameworks", []string{"<h1>Frameworks</h1>", "ISO 9001", "SOC 2"}, []string{"/enable\""}, 0},
+		{"/frameworks/" + f.frameworkID, []string{"Requirements", "data-score=", "Controls by status"}, nil, 0},
+		{"/frameworks/soc2-2017", []string{"This framework is not enabled"}, []string{"Enable this framework"}, 0},
+		{"/controls", []string{"<h1>Controls</h1>", `href="/controls/` + f.control}, nil, 0},
+		{"/controls?framework=" + f.frameworkID + "&status=not_started", []string{`href="/controls/` + f.control, `selected>Not started`}, nil, 0},
+		{"/controls/" + f.control, []string{"Mapped requirements", "Evidence (0)", "Collect the quality policy"},
+			[]string{"Upload evidence", "Save control", "Add an evidence task"}, http.StatusNotFound},
+		{"/tasks", []string{"<h1>Tasks</h1>", "Collect the quality policy"}, nil, 0},
+		{"/vendors", []string{"<h1>Vendors</h1>", "Hosting GmbH", `name="criticality"`}, []string{`href="/vendors/new"`}, 0},
+		{"/vendors?category=cloud", []string{"No vendor matches these filters"}, nil, 0},
+		{"/vendors/" + f.vendor, []string{"Backup AG", "Sub-processors", "DPA status", `value="Hosting GmbH"`},
+			[]string{"Save vendor", "/archive\""}, http.StatusNotFound},
+		{"/findings", []string{"<h1>Findings</h1>", "Access reviews missing"}, nil, 0},
+		{"/findings/" + f.finding, []string{"Corrective actions", "Run quarterly reviews"}, []string{"Add a corrective action"}, http.StatusNotFound},
+		{"/risks", []string{"<h1>Risks</h1>", `data-heatmap="inherent"`, `data-heatmap="residual"`, "Data centre outage",
+			`data-cell="likely/major">1<`, `data-cell="unlikely/minor">1<`}, []string{`href="/risks/new"`}, 0},
+		{"/risks/" + f.risk, []string{`value="Data centre outage"`, "Residual probability"}, []string{"Save risk"}, http.StatusNotFound},
+	}
+	roles := []struct {
+		email  string
+		role   string
+		writes bool
+	}{{f.owner, "owner", true}, {f.admin, "admin", true}, {f.auditor, "auditor", false}, {f.employee, "employee", false}}
+	for _, ro := range roles {
+		t.Run(ro.role, func(t *testing.T) {
+			b := e.browser()
+			b.signIn(ro.email)
+			for _, pg := range pages {
+				rec := b.get(pg.path)
+				if ro.role == "employee" && pg.employee != 0 {
+					if rec.Code != pg.employee {
+						t.Errorf("%s as employee: status %d, want %d", pg.path, rec.Code, pg.employee)
+					}
+					continue
+				}
+				if rec.Code != http.StatusOK {
+					t.Errorf("%s as %s: status %d", pg.path, ro.role, rec.Code)
+					continue
+				}
+				if ct := rec.Header().Get("Content-Type"); ct != "text/html; charset=utf-8" {
+					t.Errorf("%s: content type %q", pg.path, ct)
+				}
+				wantBody(t, rec, `data-role="`+ro.role+`"`, "Sign out")
+				if ro.role == "employee" && pg.path == "/" {
+					wantBody(t, rec, "Your overdue tasks", "Collect the quality policy")
+					continue
+				}
+				if ro.role == "employee" && (strings.HasPrefix(pg.path, "/controls") || pg.path == "/vendors" || pg.path == "/vendors?category=cloud" ||
+					pg.path == "/findings" || pg.path == "/risks" || strings.HasPrefix(pg.path, "/findings/")) {
+					// Employees see only what is assigned to them.
+					wantNoBody(t, rec, "Hosting GmbH", "Data centre outage", "Access reviews missing", `href="/controls/`+f.control)
+					continue
+				}
+				if !t.Failed() {
+					wantBody(t, rec, pg.want...)
+				}
+				if ro.writes {
+					wantBody(t, rec, pg.writes...)
+				} else {
+					wantNoBody(t, rec, pg.writes...)
+				}
+			}
+			// The review action (findings) follows CapReview: auditors
+			// signed in as people may record findings.
+			rec := b.get("/findings")
+			if ro.role == "employee" {
+				wantNoBody(t, rec, `href="/findings/new"`)
+			} else {
+				wantBody(t, rec, `href="/findings/new"`)
+			}
+		})
+	}
+}
+
+// TestUIForbiddenActions: actions a role may not take are refused with
+// the 403 page even when posted directly.
+func TestUIForbiddenActions(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	for _, email := range []string{f.auditor, f.employee} {
+		b := e.browser()
+		b.signIn(email)
+		for _, path := range []string{"/vendors/new", "/risks/new"} {
+			rec := b.get(path)
+			wantStatus(t, rec, http.StatusForbidden)
+			wantBody(t, rec, "Not allowed", "Your role does not allow this")
+		}
+		for _, path := range []string{"/vendors", "/vendors/" + f.vendor + "/archive", "/frameworks/soc2-2017/enable",
+			"/controls/" + f.control, "/risks"} {
+			rec := b.post(path, url.Values{"name": {"Sneaky"}, "title": {"Sneaky"}, "status": {"not_applicable"}})
+			wantStatus(t, rec, http.StatusForbidden)
+			wantBody(t, rec, "Not allowed")
+		}
+	}
+	l, _ := e.app.ListVendors(e.ctx(f.org), app.VendorFilter{Search: "Sneaky", Page: app.Page{Page: 1, PerPage: 10}})
+	if l.Total != 0 {
+		t.Fatal("a refused form post created a vendor")
+	}
+}
+
+// TestUIVendorValidationErrorNextToField: a form with bad input is shown
+// again with each message next to its field and the input kept.
+func TestUIVendorValidationErrorNextToField(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	b := e.browser()
+	b.signIn(f.admin)
+	b.get("/vendors/new")
+	form := url.Values{"name": {""}, "website": {"not a url"}, "country": {"US"}, "processesPersonalData": {"on"},
+		"category": {"cloud"}, "status": {"not_assessed"}, "criticality": {"standard"}, "dpaStatus": {"pending"},
+		"inherentProbability": {"possible"}, "inherentImpact": {"moderate"},
+		"spName": {"Mail Inc", ""}, "spCountry": {"XX", ""}, "spPurpose": {"", ""}}
+	rec := b.post("/vendors", form)
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	body := rec.Body.String()
+	for _, field := range []string{"name", "website", "transferMechanism", "subProcessors-0-country", "subProcessors-0-purpose"} {
+		in := strings.Index(body, `aria-describedby="`+field+`-error"`)
+		msg := strings.Index(body, `<p class="field-error" id="`+field+`-error">`)
+		if in < 0 || msg < 0 {
+			t.Errorf("%s: no invalid input or message", field)
+			continue
+		}
+		// The message follows its input directly, before any other input.
+		if msg < in || strings.Contains(body[in:msg], "<input") || strings.Contains(body[in:msg], "<select") {
+			t.Errorf("%s: message is not next to its field", field)
+		}
+	}
+	wantBody(t, rec, "website must be an http or https URL", `value="not a url"`, `value="Mail Inc"`, "Some fields need attention")
+	// Fixing the fields creates the vendor.
+	form.Set("name", "Mail Inc")
+	form.Set("website", "https://mail.example")
+	form.Set("transferMechanism", "Standard contractual clauses")
+	form["spCountry"] = []string{"US", ""}
+	form["spPurpose"] = []string{"Email delivery", ""}
+	loc := wantRedirect(t, b.post("/vendors", form), "/vendors/vnd_")
+	rec = b.get(loc)
+	wantBody(t, rec, "Created.", `value="Mail Inc"`, `value="Email delivery"`, `value="https://mail.example"`)
+}
+
+// TestUICSRF: a form post without the session's CSRF token is refused and
+// changes nothing; so is a sign-in without the form's token.
+func TestUICSRF(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	b := e.browser()
+	b.signIn(f.owner)
+	for _, tok := range []string{"", "forged"} {
+		rec := b.post("/vendors", url.Values{csrfField: {tok}, "name": {"Forged"}})
+		wantStatus(t, rec, http.StatusForbidden)
+		wantBody(t, rec, "This form has expired")
+		rec = b.post("/logout", url.Values{csrfField: {tok}})
+		wantStatus(t, rec, http.StatusForbidden)
+	}
+	l, _ := e.app.ListVendors(e.ctx(f.org), app.VendorFilter{Search: "Forged", Page: app.Page{Page: 1, PerPage: 10}})
+	if l.Total != 0 {
+		t.Fatal("a forged form post created a vendor")
+	}
+	// The session is still valid: logout with the token works.
+	wantRedirect(t, b.post("/logout", nil), "/login")
+	wantRedirect(t, b.get("/vendors"), "/login")
+
+	anon := e.browser()
+	anon.get("/login")
+	rec := anon.post("/login", url.Values{csrfField: {"wrong"}, "email": {f.owner}, "password": {testPassword}})
+	wantStatus(t, rec, http.StatusForbidden)
+	if _, ok := anon.cookies[sessionCookie]; ok {
+		t.Fatal("sign-in without the form token set a session")
+	}
+}
+
+// TestUIOtherOrganizationIs404: ids of another organization show the 404
+// page, for reads and for form posts.
+func TestUIOtherOrganizationIs404(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	a := e.uiFixture("Acme")
+	other := e.uiFixture("Globex")
+	b := e.browser()
+	b.signIn(a.owner)
+	for _, path := range []string{"/vendors/" + other.vendor, "/findings/" + other.finding, "/risks/" + other.risk,
+		"/controls/" + other.control, "/frameworks/frk_nope", "/vendors/vnd_01HZZZZZZZZZZZZZZZZZZZZZZZ", "/no-such-page"} {
+		if path == "/no-such-page" {
+			continue // not a section of the web application: the API's JSON 404
+		}
+		rec := b.get(path)
+		wantStatus(t, rec, http.StatusNotFound)
+		wantBody(t, rec, "Page not found", "belongs to an organization you are not signed in to")
+		wantNoBody(t, rec, "Globex", "Hosting GmbH")
+	}
+	rec := b.post("/vendors/"+other.vendor, url.Values{"name": {"Taken over"}})
+	wantStatus(t, rec, http.StatusNotFound)
+	rec = b.post("/vendors/"+other.vendor+"/archive", nil)
+	wantStatus(t, rec, http.StatusNotFound)
+	v, err := e.app.GetVendor(e.ctx(other.org), other.vendor)
+	if err != nil || v.Name != "Hosting GmbH" || v.ArchivedAt != nil {
+		t.Fatalf("another organization's vendor changed: %+v %v", v, err)
+	}
+}
+
+// TestUISessionExpiry: without a valid session a page sends the person to
+// sign-in and, after it, back to where they were; never elsewhere.
+func TestUISessionExpiry(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	b := e.browser()
+	loc := wantRedirect(t, b.get("/vendors?q=host&page=1"), "/login?")
+	u, _ := url.Parse(loc)
+	if u.Query().Get("next") != "/vendors?q=host&page=1" {
+		t.Fatalf("next = %q", u.Query().Get("next"))
+	}
+	rec := b.get(loc)
+	wantStatus(t, rec, http.StatusOK)
+	wantBody(t, rec, `name="next" value="/vendors?q=host&amp;page=1"`)
+	loc = wantRedirect(t, b.post("/login", url.Values{"email": {f.owner}, "password": {testPassword}, "next": {"/vendors?q=host&page=1"}}), "/vendors")
+	if loc != "/vendors?q=host&page=1" {
+		t.Fatalf("back to %q", loc)
+	}
+	wantBody(t, b.get(loc), "Hosting GmbH")
+
+	// The session lapses: the next page says so and remembers the page.
+	e.clock.Advance(8 * 24 * time.Hour)
+	loc = wantRedirect(t, b.get("/risks?band=high"), "/login?")
+	u, _ = url.Parse(loc)
+	if u.Query().Get("expired") != "1" || u.Query().Get("next") != "/risks?band=high" {
+		t.Fatalf("expiry redirect %q", loc)
+	}
+	wantBody(t, b.get(loc), "Your session has ended")
+
+	// Wrong password: the form says so, keeps the email.
+	rec = b.post("/login", url.Values{"email": {f.owner}, "password": {"nope"}, "next": {"/risks"}})
+	wantStatus(t, rec, http.StatusUnauthorized)
+	wantBody(t, rec, "The email or password is not right", `value="`+f.owner+`"`)
+
+	// next never leads off the site.
+	for _, next := range []string{"//evil.example/x", "https://evil.example/", "/\\evil.example", "/v1/vendors", "javascript:alert(1)"} {
+		c := e.browser()
+		c.get("/login")
+		loc := wantRedirect(t, c.post("/login", url.Values{"email": {f.owner}, "password": {testPassword}, "next": {next}}), "/")
+		if loc != "/" {
+			t.Errorf("next %q led to %q", next, loc)
+		}
+	}
+}
+
+// TestUIOrganizationSwitcher: a person in two organizations switches
+// between them; pages show the chosen one's data.
+func TestUIOrganizationSwitcher(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	a := e.uiFixture("Acme")
+	other := e.org("Globex", app.PlanEnterprise)
+	id := e.person(other, a.owner, app.RoleAuditor)
+	_ = id
+	if _, err := e.app.CreateVendor(e.ctx(other), app.VendorInput{Name: app.Ptr("Globex Cloud")}); err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	b.signIn(a.owner)
+	rec := b.get("/vendors")
+	wantBody(t, rec, `id="org-switch"`, ">Acme (owner)</option>", ">Globex (auditor)</option>", "Hosting GmbH")
+	wantRedirect(t, b.post("/org", url.Values{"organization": {other}}), "/")
+	rec = b.get("/vendors")
+	wantBody(t, rec, "Globex Cloud", `data-role="auditor"`)
+	wantNoBody(t, rec, "Hosting GmbH", `href="/vendors/new"`)
+	// An organization the person is not in: 404, nothing changes.
+	wantStatus(t, b.post("/org", url.Values{"organization": {"org_01HZZZZZZZZZZZZZZZZZZZZZZZ"}}), http.StatusNotFound)
+	wantBody(t, b.get("/vendors"), "Globex Cloud")
+}
+
+// TestUIEvidenceMovesScore: enable a framework, add a task to a control
+// that alone serves a requirement, upload evidence and complete the task:
+// the control becomes implemented and the framework's score rises.
+func TestUIEvidenceMovesScore(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	b := e.browser()
+	b.signIn(f.owner)
+	loc := wantRedirect(t, b.post("/frameworks/bafin-marisk/enable", nil), "/frameworks/")
+	wantBody(t, b.get(loc), "Framework enabled")
+	fwID, control := scoringControl(t, e, f.org, "iso9001-2015")
+	before := score(t, b.get("/frameworks/"+fwID))
+
+	wantRedirect(t, b.post("/tasks", url.Values{"controlId": {control}, "title": {"Evidence for the auditor"}, "back": {"/controls/" + control}}), "/controls/"+control)
+	rec := b.get("/controls/" + control)
+	task := regexp.MustCompile(`/tasks/(tsk_[A-Z0-9]+)/complete`).FindStringSubmatch(rec.Body.String())
+	if task == nil {
+		t.Fatal("no task on the control page")
+	}
+	wantRedirect(t, b.upload("/tasks/"+task[1]+"/evidence", "policy.pdf", "%PDF-1.4 policy", map[string]string{"back": "/controls/" + control}), "/controls/"+control)
+	wantRedirect(t, b.post("/tasks/"+task[1]+"/complete", url.Values{"back": {"/controls/" + control}}), "/controls/"+control)
+	rec = b.get("/controls/" + control)
+	wantBody(t, rec, `data-status="implemented"`, "policy.pdf", "Evidence (1)")
+	after := score(t, b.get("/frameworks/"+fwID))
+	if after <= before {
+		t.Fatalf("score %d -> %d, want a rise", before, after)
+	}
+	wantBody(t, b.get("/"), `data-score="`+strconv.Itoa(after)+`"`)
+
+	// A control upload without a file names the field.
+	rec = b.post("/controls/"+control+"/evidence", nil)
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	wantBody(t, rec, `id="file-error"`)
+	// Not applicable needs a justification, shown next to the field.
+	rec = b.post("/controls/"+f.control, url.Values{"status": {"not_applicable"}, "ownerId": {""}, "justification": {""}})
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	wantBody(t, rec, `id="justification-error"`)
+	wantRedirect(t, b.post("/controls/"+f.control, url.Values{"status": {"not_applicable"}, "ownerId": {f.ownerID}, "justification": {"We do not design products."}}), "/controls/")
+	wantBody(t, b.get("/controls/"+f.control), `data-status="not_applicable"`, "We do not design products.")
+}
+
+var uiScoreRe = regexp.MustCompile(`<p class="stat" data-score="(\d+)">`)
+
+func score(t *testing.T, rec *httptest.ResponseRecorder) int {
+	t.Helper()
+	m := uiScoreRe.FindStringSubmatch(rec.Body.String())
+	if m == nil {
+		t.Fatalf("no score on the page (%d)", rec.Code)
+	}
+	n := 0
+	for _, c := range m[1] {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// scoringControl returns an enabled framework and a control that alone
+// serves one of its requirements, so implementing it moves the score.
+func scoringControl(t *testing.T, e *testEnv, org, slug string) (string, string) {
+	t.Helper()
+	ctx := e.ctx(org)
+	for page := 1; page < 20; page++ {
+		l, err := e.app.ListRequirements(ctx, slug, app.Page{Page: page, PerPage: app.MaxPerPage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range l.Items {
+			if r.Assessable && len(r.ControlIDs) == 1 {
+				return r.FrameworkID, r.ControlIDs[0]
+			}
+		}
+		if len(l.Items) < app.MaxPerPage {
+			break
+		}
+	}
+	t.Fatalf("%s has no requirement served by one control", slug)
+	return "", ""
+}
+
+// TestUIAssetsAndHeaders: pages carry their own CSP (own assets only),
+// assets are served from the binary, and nothing refers to another site.
+func TestUIAssetsAndHeaders(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	b := e.browser()
+	rec := b.get("/login")
+	wantStatus(t, rec, http.StatusOK)
+	if csp := rec.Header().Get("Content-Security-Policy"); csp != uiCSP {
+		t.Fatalf("page CSP %q", csp)
+	}
+	if csp := e.do("GET", "/v1/health", "", nil).Header().Get("Content-Security-Policy"); csp != apiCSP {
+		t.Fatalf("API CSP changed: %q", csp)
+	}
+	for _, name := range []string{"app.css", "app.js", "favicon.svg"} {
+		href := "/static/" + name + "?v=" + e.srv.webui.assets[name]
+		wantBody(t, rec, strings.ReplaceAll(href, "&", "&amp;"))
+		r := b.get(href)
+		wantStatus(t, r, http.StatusOK)
+		if !strings.Contains(r.Header().Get("Cache-Control"), "immutable") || r.Body.Len() == 0 {
+			t.Errorf("%s: %v", name, r.Header())
+		}
+	}
+	wantStatus(t, b.get("/static/nope.css"), http.StatusNotFound)
+	ext := regexp.MustCompile(`(?i)(src|href|url)\s*[=(]\s*["']?(https?:)?//`)
+	err := fs.WalkDir(assets.UI, "ui", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, _ := fs.ReadFile(assets.UI, p)
+		if m := ext.Find(raw); m != nil {
+			t.Errorf("%s refers to another site: %s", p, m)
+		}
+		if strings.Contains(string(raw), " style=\"") || strings.Contains(string(raw), "<style") || strings.Contains(string(raw), "onclick=") {
+			t.Errorf("%s has inline style or script, which the page CSP refuses", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUIRoutesOutsideAPI: the web application's routes are all outside
+// the API's paths, so the OpenAPI contract (API operations) excludes them
+// by construction, and the API router does not list them.
+func TestUIRoutesOutsideAPI(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	n := 0
+	err := e.srv.webui.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		tpl, err := route.GetPathTemplate()
+		if err != nil {
+			return nil
+		}
+		n++
+		if strings.HasPrefix(tpl, "/v1") || !isUIPath(tpl) {
+			t.Errorf("web route %s is not in a web section", tpl)
+		}
+		return nil
+	})
+	if err != nil || n < 20 {
+		t.Fatalf("walked %d web routes: %v", n, err)
+	}
+	_ = e.srv.Router().Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		if tpl, err := route.GetPathTemplate(); err == nil && isUIPath(tpl) {
+			t.Errorf("API router lists web path %s", tpl)
+		}
+		return nil
+	})
+	// API paths keep their JSON answers.
+	rec := e.do("GET", "/v1/nope", "", nil)
+	wantError(t, rec, http.StatusNotFound, "not_found")
+}
