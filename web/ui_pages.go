@@ -50,6 +50,8 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	page("POST", "/findings/{id}/actions", uiManage, s.uiCreateAction)
 	page("POST", "/findings/{id}/actions/{actionId}", uiManage, s.uiUpdateAction)
 
+	s.uiPolicyRoutes(page)
+
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)
 	page("POST", "/risks", uiManage, s.uiCreateRisk)
@@ -857,6 +859,7 @@ func (s *Server) uiUpdateRisk(w http.ResponseWriter, r *http.Request, v *view) e
 // to it (?done=code); codes, not text, so a link cannot put words on a page.
 var flashes = map[string]string{"saved": "Saved.", "created": "Created.", "uploaded": "Evidence uploaded.",
 	"archived": "Archived.", "restored": "Restored.", "enabled": "Framework enabled: its controls are now in the control list.",
-	"action-added": "Corrective action added.", "action-saved": "Corrective action saved.", "task-done": "Task completed.", "task-created": "Task created."}
+	"action-added": "Corrective action added.", "action-saved": "Corrective action saved.", "task-done": "Task completed.", "task-created": "Task created.",
+	"published": "Published: people who must sign are asked to acknowledge it.", "acknowledged": "Thank you: your acknowledgement is recorded."}
 
 func flash(r *http.Request) string { return flashes[r.URL.Query().Get("done")] }

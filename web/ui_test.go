@@ -632,3 +632,49 @@ func TestUIRoutesOutsideAPI(t *testing.T) {
 	rec := e.do("GET", "/v1/nope", "", nil)
 	wantError(t, rec, http.StatusNotFound, "not_found")
 }
+
+// TestUIPolicies: a draft written in Markdown is rendered sanitized,
+// published, and acknowledged by an employee for themselves; the owner sees
+// the acknowledgement, the auditor no edit or publish forms.
+func TestUIPolicies(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	owner := e.browser()
+	owner.signIn(f.owner)
+	wantBody(t, owner.get("/policies"), "Write your first policy")
+	owner.get("/policies/new")
+	rec := owner.post("/policies", url.Values{"name": {""}, "content": {"x"}})
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	wantBody(t, rec, `id="name-error"`)
+	content := "# Access control\n\nAccess is **least privilege**.\n\n<script>alert(1)</script>\n\n[x](javascript:alert(2))\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+	loc := wantRedirect(t, owner.post("/policies", url.Values{"name": {"Access control policy"}, "content": {content}, "isRequiredToSign": {"on"}}), "/policies/pol_")
+	rec = owner.get(loc)
+	wantBody(t, rec, "<h1>Access control</h1>", "<strong>least privilege</strong>", "<table>", "Publish version 1", "not been published yet")
+	wantNoBody(t, rec, "<script>alert(1)", `href="javascript:`)
+	pid := strings.TrimPrefix(strings.SplitN(loc, "?", 2)[0], "/policies/")
+	wantRedirect(t, owner.post("/policies/"+pid+"/publish", url.Values{"changelog": {"First version"}}), "/policies/"+pid)
+
+	emp := e.browser()
+	emp.signIn(f.employee)
+	rec = emp.get("/policies/" + pid)
+	wantStatus(t, rec, http.StatusOK)
+	wantBody(t, rec, "Published version 1", "<strong>least privilege</strong>", "I have read and acknowledge version 1")
+	wantNoBody(t, rec, "Save draft", "Publish version")
+	wantBody(t, emp.get("/policies?pending=1"), "Access control policy")
+	wantRedirect(t, emp.post("/policies/"+pid+"/acknowledge", url.Values{"version": {"1"}}), "/policies/"+pid)
+	rec = emp.get("/policies/" + pid)
+	wantBody(t, rec, "You acknowledged version 1")
+	wantNoBody(t, emp.get("/policies?pending=1"), "Access control policy")
+
+	rec = owner.get("/policies/" + pid)
+	wantBody(t, rec, "Acknowledgements", "1 of ", "employee@acme.test", "Acknowledged")
+
+	aud := e.browser()
+	aud.signIn(f.auditor)
+	rec = aud.get("/policies/" + pid)
+	wantStatus(t, rec, http.StatusOK)
+	wantBody(t, rec, "Published version 1", "Acknowledgements")
+	wantNoBody(t, rec, "Save draft", "Publish version", `href="/policies/new"`)
+	wantStatus(t, aud.post("/policies/"+pid+"/publish", nil), http.StatusForbidden)
+}
