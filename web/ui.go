@@ -30,7 +30,7 @@ import (
 
 // uiSections are the first path segments the web application owns.
 var uiSections = map[string]bool{"": true, "login": true, "logout": true, "org": true, "static": true,
-	"frameworks": true, "controls": true, "tasks": true, "policies": true, "evidence": true, "vendors": true, "findings": true, "risks": true}
+	"frameworks": true, "controls": true, "tasks": true, "policies": true, "people": true, "settings": true, "api-keys": true, "webhooks": true, "audit-log": true, "evidence": true, "vendors": true, "findings": true, "risks": true}
 
 // isUIPath reports whether a path belongs to the web application.
 func isUIPath(p string) bool {
@@ -231,6 +231,8 @@ var (
 	uiManage   = uiAccess{cap: app.CapManage}
 	uiReview   = uiAccess{cap: app.CapReview}
 	uiSelf     = uiAccess{cap: app.CapSelfService}
+	uiKeys     = uiAccess{cap: app.CapManageKeys}
+	uiAudit    = uiAccess{cap: app.CapReadAudit}
 )
 
 // uiWrap authenticates by session cookie (sending people without a valid

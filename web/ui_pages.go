@@ -51,6 +51,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	page("POST", "/findings/{id}/actions/{actionId}", uiManage, s.uiUpdateAction)
 
 	s.uiPolicyRoutes(page)
+	s.uiAdminRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)
@@ -860,6 +861,7 @@ func (s *Server) uiUpdateRisk(w http.ResponseWriter, r *http.Request, v *view) e
 var flashes = map[string]string{"saved": "Saved.", "created": "Created.", "uploaded": "Evidence uploaded.",
 	"archived": "Archived.", "restored": "Restored.", "enabled": "Framework enabled: its controls are now in the control list.",
 	"action-added": "Corrective action added.", "action-saved": "Corrective action saved.", "task-done": "Task completed.", "task-created": "Task created.",
-	"published": "Published: people who must sign are asked to acknowledge it.", "acknowledged": "Thank you: your acknowledgement is recorded."}
+	"published": "Published: people who must sign are asked to acknowledge it.", "acknowledged": "Thank you: your acknowledgement is recorded.",
+	"revoked": "Key revoked: it stops working at once.", "redelivered": "Delivery queued again."}
 
 func flash(r *http.Request) string { return flashes[r.URL.Query().Get("done")] }

@@ -678,3 +678,102 @@ func TestUIPolicies(t *testing.T) {
 	wantNoBody(t, rec, "Save draft", "Publish version", `href="/policies/new"`)
 	wantStatus(t, aud.post("/policies/"+pid+"/publish", nil), http.StatusForbidden)
 }
+
+// TestUIAdminPages covers API keys (plaintext shown once), webhooks (secret
+// shown once, delivery log, send again), the audit log, settings and
+// people, with the roles that may and may not use them.
+func TestUIAdminPages(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	owner := e.browser()
+	owner.signIn(f.owner)
+
+	// API keys: the plaintext is on the answer page only.
+	owner.get("/api-keys")
+	rec := owner.post("/api-keys", url.Values{"name": {"CI export"}, "role": {"auditor"}})
+	wantStatus(t, rec, http.StatusCreated)
+	m := regexp.MustCompile(`value="(cmp_[A-Za-z0-9]+)" data-plaintext-key`).FindStringSubmatch(rec.Body.String())
+	if m == nil {
+		t.Fatal("the new key is not shown")
+	}
+	wantStatus(t, e.do("GET", "/v1/vendors", m[1], nil), http.StatusOK)
+	rec = owner.get("/api-keys")
+	wantBody(t, rec, "CI export")
+	wantNoBody(t, rec, m[1], "data-plaintext-key")
+	rec = owner.post("/api-keys", url.Values{"name": {"Bad"}, "role": {"superuser"}})
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	wantBody(t, rec, `id="role-error"`)
+	keys, _ := e.app.ListAPIKeys(e.ctx(f.org))
+	var keyID string
+	for _, k := range keys {
+		if k.Name == "CI export" {
+			keyID = k.ID
+		}
+	}
+	wantRedirect(t, owner.post("/api-keys/"+keyID+"/revoke", nil), "/api-keys?done=revoked")
+	wantStatus(t, e.do("GET", "/v1/vendors", m[1], nil), http.StatusUnauthorized)
+
+	// Webhooks: secret once, a delivery in the log, sent again.
+	owner.get("/webhooks")
+	rec = owner.post("/webhooks", url.Values{"url": {"ftp://nope"}})
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	wantBody(t, rec, `id="url-error"`)
+	rec = owner.post("/webhooks", url.Values{"url": {"http://127.0.0.1:9/hook"}, "events": {"finding.created, control.status.changed"}})
+	wantStatus(t, rec, http.StatusCreated)
+	wantBody(t, rec, "data-plaintext-secret", "finding.created, control.status.changed")
+	hooks, _ := e.app.ListWebhooks(e.ctx(f.org), app.Page{Page: 1, PerPage: 10})
+	if len(hooks.Items) != 1 {
+		t.Fatalf("webhooks: %d", len(hooks.Items))
+	}
+	wh := hooks.Items[0]
+	wantNoBody(t, owner.get("/webhooks"), "data-plaintext-secret")
+	wantBody(t, owner.get("/webhooks/"+wh.ID), "Nothing was delivered yet")
+	d, err := e.app.PingWebhook(e.ctx(f.org), wh.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec = owner.get("/webhooks/" + wh.ID)
+	wantBody(t, rec, d.ID, "Send again")
+	wantRedirect(t, owner.post("/webhooks/"+wh.ID+"/deliveries/"+d.ID+"/redeliver", nil), "/webhooks/"+wh.ID+"?done=redelivered")
+	l, _ := e.app.ListDeliveries(e.ctx(f.org), wh.ID, app.DeliveryFilter{Page: app.Page{Page: 1, PerPage: 10}})
+	if l.Total != 2 {
+		t.Fatalf("deliveries after send again: %d", l.Total)
+	}
+
+	// Audit log: the key revocation is there.
+	rec = owner.get("/audit-log?resourceType=api_key")
+	wantStatus(t, rec, http.StatusOK)
+	wantBody(t, rec, keyID)
+
+	// Settings: errors next to fields; a good change saves.
+	owner.get("/settings")
+	rec = owner.post("/settings/branding", url.Values{"primaryColor": {"red"}, "displayName": {"Acme"}, "logoUrl": {""}})
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	wantBody(t, rec, `id="primaryColor-error"`)
+	wantRedirect(t, owner.post("/settings/branding", url.Values{"primaryColor": {"#0b57d0"}, "displayName": {"Acme Corp"}, "logoUrl": {""}}), "/settings")
+	wantBody(t, owner.get("/settings"), `value="Acme Corp"`, `value="#0b57d0"`)
+
+	// People and their devices.
+	if _, err := e.app.LinkDevice(e.ctx(f.org), f.employeeID, app.DeviceLink{Name: "Work laptop", Hostname: "wl-1", Platform: "linux"}); err != nil {
+		t.Fatal(err)
+	}
+	wantBody(t, owner.get("/people"), f.employee, f.auditor)
+	wantBody(t, owner.get("/people/"+f.employeeID), "Work laptop", "wl-1")
+
+	// Who may see what.
+	aud := e.browser()
+	aud.signIn(f.auditor)
+	wantStatus(t, aud.get("/audit-log"), http.StatusOK)
+	for _, p := range []string{"/api-keys", "/webhooks", "/webhooks/" + wh.ID} {
+		wantStatus(t, aud.get(p), http.StatusForbidden)
+	}
+	rec = aud.get("/settings")
+	wantStatus(t, rec, http.StatusOK)
+	wantNoBody(t, rec, "Save branding", `href="/api-keys"`, `href="/webhooks"`)
+	wantBody(t, rec, `href="/audit-log"`)
+	emp := e.browser()
+	emp.signIn(f.employee)
+	wantStatus(t, emp.get("/audit-log"), http.StatusForbidden)
+	wantNoBody(t, emp.get("/people"), f.auditor)
+}
