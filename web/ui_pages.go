@@ -52,6 +52,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 
 	s.uiPolicyRoutes(page)
 	s.uiAdminRoutes(page)
+	s.uiSOATrustRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)
@@ -143,8 +144,9 @@ var uiFuncs = template.FuncMap{
 		}
 		return "#6fbf73"
 	},
+	// cellText keeps the count readable (WCAG AA) on its cell's colour.
 	"cellText": func(score int) string {
-		if score >= 10 {
+		if score >= 15 {
 			return "#ffffff"
 		}
 		return "#1f2328"
@@ -232,6 +234,8 @@ func uiPage(r *http.Request, def int) app.Page {
 }
 
 func id(r *http.Request) string { return mux.Vars(r)["id"] }
+
+func varsOf(r *http.Request) map[string]string { return mux.Vars(r) }
 
 // people lists the organization's active people for owner pickers.
 func (s *Server) people(r *http.Request) []app.Person {
@@ -862,6 +866,6 @@ var flashes = map[string]string{"saved": "Saved.", "created": "Created.", "uploa
 	"archived": "Archived.", "restored": "Restored.", "enabled": "Framework enabled: its controls are now in the control list.",
 	"action-added": "Corrective action added.", "action-saved": "Corrective action saved.", "task-done": "Task completed.", "task-created": "Task created.",
 	"published": "Published: people who must sign are asked to acknowledge it.", "acknowledged": "Thank you: your acknowledgement is recorded.",
-	"revoked": "Key revoked: it stops working at once.", "redelivered": "Delivery queued again."}
+	"revoked": "Key revoked: it stops working at once.", "redelivered": "Delivery queued again.", "decided": "Decision recorded; the requester is told by email where mail is set up."}
 
 func flash(r *http.Request) string { return flashes[r.URL.Query().Get("done")] }

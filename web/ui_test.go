@@ -777,3 +777,43 @@ func TestUIAdminPages(t *testing.T) {
 	wantStatus(t, emp.get("/audit-log"), http.StatusForbidden)
 	wantNoBody(t, emp.get("/people"), f.auditor)
 }
+
+// TestUISOAAndTrustRequests: the Statement of Applicability lists an
+// enabled framework's requirements; a manager excludes one with a
+// justification; the auditor reads it without forms; employees get 403.
+func TestUISOAAndTrustRequests(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	owner := e.browser()
+	owner.signIn(f.owner)
+	wantBody(t, owner.get("/soa"), "neither is enabled")
+	res, err := e.app.EnableFramework(e.ctx(f.org), "iso27001-2022")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.frameworkID = res.Framework.ID
+	rec := owner.get("/soa?framework=" + f.frameworkID)
+	wantStatus(t, rec, http.StatusOK)
+	req := regexp.MustCompile(`action="/soa/(req_[A-Za-z0-9_]+)"`).FindStringSubmatch(rec.Body.String())
+	if req == nil {
+		t.Fatal("no requirement to decide on")
+	}
+	loc := wantRedirect(t, owner.post("/soa/"+req[1], url.Values{"applicable": {"no"}, "justification": {"We design no products."},
+		"back": {"/soa?framework=" + f.frameworkID}}), "/soa?")
+	wantBody(t, owner.get(strings.SplitN(loc, "#", 2)[0]), "Saved.", "We design no products.")
+	aud := e.browser()
+	aud.signIn(f.auditor)
+	rec = aud.get("/soa")
+	wantStatus(t, rec, http.StatusOK)
+	wantBody(t, rec, "We design no products.")
+	wantNoBody(t, rec, `action="/soa/`)
+	rec = aud.get("/trust-requests")
+	wantStatus(t, rec, http.StatusOK)
+	wantBody(t, rec, "No access requests.")
+	wantStatus(t, aud.post("/trust-requests/tar_01HZZZZZZZZZZZZZZZZZZZZZZZ/approve", nil), http.StatusForbidden)
+	wantStatus(t, owner.post("/trust-requests/tar_01HZZZZZZZZZZZZZZZZZZZZZZZ/approve", nil), http.StatusNotFound)
+	emp := e.browser()
+	emp.signIn(f.employee)
+	wantStatus(t, emp.get("/soa"), http.StatusForbidden)
+}
