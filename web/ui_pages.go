@@ -53,6 +53,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiPolicyRoutes(page)
 	s.uiAdminRoutes(page)
 	s.uiSOATrustRoutes(page)
+	s.uiMoreRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)

@@ -817,3 +817,54 @@ func TestUISOAAndTrustRequests(t *testing.T) {
 	emp.signIn(f.employee)
 	wantStatus(t, emp.get("/soa"), http.StatusForbidden)
 }
+
+// TestUIKnowledgeCSRDTrust covers the knowledge base (Markdown answers,
+// search), CSRD data points and the trust portal settings.
+func TestUIKnowledgeCSRDTrust(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	owner := e.browser()
+	owner.signIn(f.owner)
+	wantBody(t, owner.get("/knowledge-base"), "The knowledge base is empty")
+	rec := owner.post("/knowledge-base", url.Values{"question": {""}, "answer": {"x"}})
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	wantBody(t, rec, `id="question-error"`)
+	wantRedirect(t, owner.post("/knowledge-base", url.Values{"question": {"Is data encrypted at rest?"},
+		"answer": {"Yes, with **AES-256**. <img src=x onerror=alert(1)>"}, "tags": {"crypto, storage"}}), "/knowledge-base?done=created")
+	rec = owner.get("/knowledge-base")
+	wantBody(t, rec, "Is data encrypted at rest?", "<strong>AES-256</strong>", ">crypto<")
+	wantNoBody(t, rec, "onerror")
+	wantBody(t, owner.get("/knowledge-base?q=encrypted"), "Results for", "Is data encrypted at rest?")
+
+	owner.get("/csrd")
+	rec = owner.post("/csrd", url.Values{"esrsCode": {"E1-6"}, "value": {"lots"}})
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	wantBody(t, rec, `id="value-error"`)
+	rec = owner.post("/csrd", url.Values{"esrsCode": {"E1-6"}, "dataPointId": {"E1-6_01"}, "value": {"1234.5"}, "unit": {"tCO2e"}, "period": {"2025"}})
+	if rec.Code != http.StatusSeeOther {
+		wantStatus(t, rec, http.StatusUnprocessableEntity) // the service's rules, shown next to the fields
+		wantBody(t, rec, `class="field-error"`)
+	} else {
+		wantBody(t, owner.get("/csrd"), "E1-6", "1234.5", "tCO2e")
+	}
+
+	rec = owner.get("/trust-settings")
+	wantStatus(t, rec, http.StatusOK)
+	wantBody(t, rec, "The portal is off")
+	rec = owner.post("/trust-settings", url.Values{"enabled": {"on"}, "slug": {"Not A Slug!"}, "title": {"Acme trust"}})
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	wantBody(t, rec, `id="slug-error"`)
+	wantRedirect(t, owner.post("/trust-settings", url.Values{"enabled": {"on"}, "slug": {"acme"}, "title": {"Acme trust"},
+		"overview": {"Security at Acme"}, "ndaVersion": {"1"}, "ndaText": {"Keep it secret."}}), "/trust-settings")
+	wantBody(t, owner.get("/trust-settings"), `href="/trust/acme"`)
+
+	aud := e.browser()
+	aud.signIn(f.auditor)
+	for _, p := range []string{"/knowledge-base", "/csrd", "/trust-settings"} {
+		rec := aud.get(p)
+		wantStatus(t, rec, http.StatusOK)
+		wantNoBody(t, rec, "Add an entry", "Record a data point", `<button type="submit">Save</button>`)
+	}
+	wantStatus(t, aud.post("/trust-settings", url.Values{"enabled": {"on"}}), http.StatusForbidden)
+}
