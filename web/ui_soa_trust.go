@@ -18,6 +18,11 @@ func (s *Server) uiSOATrustRoutes(page func(method, path string, acc uiAccess, h
 }
 
 func (s *Server) uiSOA(w http.ResponseWriter, r *http.Request, v *view) error {
+	if v.P.SeesOnlyAssigned() {
+		// The service refuses these roles the SoA; say so even when no
+		// framework with one is enabled yet.
+		return app.ErrForbidden
+	}
 	enabled := true
 	fws, err := s.app.ListFrameworks(r.Context(), &enabled, app.Page{Page: 1, PerPage: app.MaxPerPage})
 	if err != nil {

@@ -202,26 +202,40 @@ func TestUIPagesPerRole(t *testing.T) {
 		writes []string
 		// employee: what an employee sees (status); 0 means as others.
 		employee int
+		// auditor: the auditor's status when it differs; 0 means 200.
+		auditor int
 	}{
 		{"/", []string{"<h1>Dashboard</h1>", "Score per framework", "data-score=", "Open findings by severity", "Overdue tasks",
-			"Overdue corrective actions", "Run quarterly reviews", "Evidence expiring within 30 days"}, nil, 0},
-		{"/frameworks", []string{"<h1>Frameworks</h1>", "ISO 9001", "SOC 2"}, []string{"/enable\""}, 0},
-		{"/frameworks/" + f.frameworkID, []string{"Requirements", "data-score=", "Controls by status"}, nil, 0},
-		{"/frameworks/soc2-2017", []string{"This framework is not enabled"}, []string{"Enable this framework"}, 0},
-		{"/controls", []string{"<h1>Controls</h1>", `href="/controls/` + f.control}, nil, 0},
-		{"/controls?framework=" + f.frameworkID + "&status=not_started", []string{`href="/controls/` + f.control, `selected>Not started`}, nil, 0},
+			"Overdue corrective actions", "Run quarterly reviews", "Evidence expiring within 30 days"}, nil, 0, 0},
+		{"/frameworks", []string{"<h1>Frameworks</h1>", "ISO 9001", "SOC 2"}, []string{"/enable\""}, 0, 0},
+		{"/frameworks/" + f.frameworkID, []string{"Requirements", "data-score=", "Controls by status"}, nil, 0, 0},
+		{"/frameworks/soc2-2017", []string{"This framework is not enabled"}, []string{"Enable this framework"}, 0, 0},
+		{"/controls", []string{"<h1>Controls</h1>", `href="/controls/` + f.control}, nil, 0, 0},
+		{"/controls?framework=" + f.frameworkID + "&status=not_started", []string{`href="/controls/` + f.control, `selected>Not started`}, nil, 0, 0},
 		{"/controls/" + f.control, []string{"Mapped requirements", "Evidence (0)", "Collect the quality policy"},
-			[]string{"Upload evidence", "Save control", "Add an evidence task"}, http.StatusNotFound},
-		{"/tasks", []string{"<h1>Tasks</h1>", "Collect the quality policy"}, nil, 0},
-		{"/vendors", []string{"<h1>Vendors</h1>", "Hosting GmbH", `name="criticality"`}, []string{`href="/vendors/new"`}, 0},
-		{"/vendors?category=cloud", []string{"No vendor matches these filters"}, nil, 0},
+			[]string{"Upload evidence", "Save control", "Add an evidence task"}, http.StatusNotFound, 0},
+		{"/tasks", []string{"<h1>Tasks</h1>", "Collect the quality policy"}, nil, 0, 0},
+		{"/vendors", []string{"<h1>Vendors</h1>", "Hosting GmbH", `name="criticality"`}, []string{`href="/vendors/new"`}, 0, 0},
+		{"/vendors?category=cloud", []string{"No vendor matches these filters"}, nil, 0, 0},
 		{"/vendors/" + f.vendor, []string{"Backup AG", "Sub-processors", "DPA status", `value="Hosting GmbH"`},
-			[]string{"Save vendor", "/archive\""}, http.StatusNotFound},
-		{"/findings", []string{"<h1>Findings</h1>", "Access reviews missing"}, nil, 0},
-		{"/findings/" + f.finding, []string{"Corrective actions", "Run quarterly reviews"}, []string{"Add a corrective action"}, http.StatusNotFound},
+			[]string{"Save vendor", "/archive\""}, http.StatusNotFound, 0},
+		{"/findings", []string{"<h1>Findings</h1>", "Access reviews missing"}, nil, 0, 0},
+		{"/findings/" + f.finding, []string{"Corrective actions", "Run quarterly reviews"}, []string{"Add a corrective action"}, http.StatusNotFound, 0},
 		{"/risks", []string{"<h1>Risks</h1>", `data-heatmap="inherent"`, `data-heatmap="residual"`, "Data centre outage",
-			`data-cell="likely/major">1<`, `data-cell="unlikely/minor">1<`}, []string{`href="/risks/new"`}, 0},
-		{"/risks/" + f.risk, []string{`value="Data centre outage"`, "Residual probability"}, []string{"Save risk"}, http.StatusNotFound},
+			`data-cell="likely/major">1<`, `data-cell="unlikely/minor">1<`}, []string{`href="/risks/new"`}, 0, 0},
+		{"/risks/" + f.risk, []string{`value="Data centre outage"`, "Residual probability"}, []string{"Save risk"}, http.StatusNotFound, 0},
+		{"/policies", []string{"<h1>Policies</h1>"}, []string{`href="/policies/new"`}, 0, 0},
+		{"/people", []string{"<h1>People</h1>"}, nil, 0, 0},
+		{"/people/" + f.employeeID, []string{"Devices"}, nil, 0, 0},
+		{"/settings", []string{"Organization settings", `value="Acme"`}, []string{"Save branding"}, 0, 0},
+		{"/soa", []string{"Statement of Applicability"}, nil, http.StatusForbidden, 0},
+		{"/knowledge-base", []string{"<h1>Knowledge base</h1>"}, []string{"Add an entry"}, 0, 0},
+		{"/csrd", []string{"CSRD data points"}, []string{"Record a data point"}, 0, 0},
+		{"/trust-settings", []string{"Trust portal"}, []string{`href="/trust-requests"`}, 0, 0},
+		{"/trust-requests", []string{"access requests"}, nil, 0, 0},
+		{"/audit-log", []string{"<h1>Audit log</h1>"}, nil, http.StatusForbidden, 0},
+		{"/api-keys", []string{"Create a key"}, nil, http.StatusForbidden, http.StatusForbidden},
+		{"/webhooks", []string{"Add a webhook"}, nil, http.StatusForbidden, http.StatusForbidden},
 	}
 	roles := []struct {
 		email  string
@@ -237,6 +251,12 @@ func TestUIPagesPerRole(t *testing.T) {
 				if ro.role == "employee" && pg.employee != 0 {
 					if rec.Code != pg.employee {
 						t.Errorf("%s as employee: status %d, want %d", pg.path, rec.Code, pg.employee)
+					}
+					continue
+				}
+				if ro.role == "auditor" && pg.auditor != 0 {
+					if rec.Code != pg.auditor {
+						t.Errorf("%s as auditor: status %d, want %d", pg.path, rec.Code, pg.auditor)
 					}
 					continue
 				}
