@@ -54,6 +54,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiAdminRoutes(page)
 	s.uiSOATrustRoutes(page)
 	s.uiMoreRoutes(page)
+	s.uiQuestionnaireRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)
@@ -107,6 +108,7 @@ var uiFuncs = template.FuncMap{
 	},
 	"add":  func(a, b int) int { return a + b },
 	"mul":  func(a, b int) int { return a * b },
+	"mulf": func(a *float64, b float64) float64 { return *a * b },
 	"pct":  func(n, of int) int { return int(math.Round(float64(n) * 100 / math.Max(1, float64(of)))) },
 	"size": humanSize,
 	"seq": func(n int) []int {

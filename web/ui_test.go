@@ -236,6 +236,7 @@ func TestUIPagesPerRole(t *testing.T) {
 		{"/audit-log", []string{"<h1>Audit log</h1>"}, nil, http.StatusForbidden, 0},
 		{"/api-keys", []string{"Create a key"}, nil, http.StatusForbidden, http.StatusForbidden},
 		{"/webhooks", []string{"Add a webhook"}, nil, http.StatusForbidden, http.StatusForbidden},
+		{"/questionnaires", []string{"<h1>Questionnaires</h1>"}, []string{"Upload a questionnaire"}, 0, 0},
 	}
 	roles := []struct {
 		email  string
@@ -887,4 +888,37 @@ func TestUIKnowledgeCSRDTrust(t *testing.T) {
 		wantNoBody(t, rec, "Add an entry", "Record a data point", `<button type="submit">Save</button>`)
 	}
 	wantStatus(t, aud.post("/trust-settings", url.Values{"enabled": {"on"}}), http.StatusForbidden)
+}
+
+// TestUIQuestionnaires: upload a questionnaire file, answer it from the
+// knowledge base and see the progress; the auditor only reads.
+func TestUIQuestionnaires(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	if _, err := e.app.CreateKBEntry(e.ctx(f.org), app.KBEntryInput{Question: app.Ptr("Do you encrypt backups?"),
+		Answer: app.Ptr("Yes, every backup is encrypted with AES-256.")}); err != nil {
+		t.Fatal(err)
+	}
+	owner := e.browser()
+	owner.signIn(f.owner)
+	wantBody(t, owner.get("/questionnaires"), "No questionnaires yet")
+	rec := owner.post("/questionnaires", nil)
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	wantBody(t, rec, `id="file-error"`)
+	loc := wantRedirect(t, owner.upload("/questionnaires", "review.csv", "Question\nDo you encrypt backups?\nWhat is your favourite colour?\n",
+		map[string]string{"name": "Customer review"}), "/questionnaires/qst_")
+	rec = owner.get(loc)
+	wantBody(t, rec, "Customer review", "0 of 2 questions answered", "<progress", "Answer from the knowledge base")
+	qid := strings.TrimPrefix(strings.SplitN(loc, "?", 2)[0], "/questionnaires/")
+	rec = owner.post("/questionnaires/"+qid+"/auto-answer", nil)
+	wantStatus(t, rec, http.StatusOK)
+	wantBody(t, rec, "Auto-answer: 1 answered", "1 of 2 questions answered", "every backup is encrypted")
+	aud := e.browser()
+	aud.signIn(f.auditor)
+	rec = aud.get("/questionnaires/" + qid)
+	wantStatus(t, rec, http.StatusOK)
+	wantNoBody(t, rec, "Answer from the knowledge base")
+	wantNoBody(t, aud.get("/questionnaires"), "Upload a questionnaire")
+	wantStatus(t, aud.post("/questionnaires/"+qid+"/auto-answer", nil), http.StatusForbidden)
 }

@@ -1,0 +1,85 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/compliance-appliance/compliance/app"
+)
+
+// uiQuestionnaireRoutes registers security questionnaires: upload, answers
+// and auto-answering from the knowledge base.
+func (s *Server) uiQuestionnaireRoutes(page func(method, path string, acc uiAccess, h uiHandler)) {
+	page("GET", "/questionnaires", uiSignedIn, s.uiQuestionnaires)
+	page("POST", "/questionnaires", uiManage, s.uiUploadQuestionnaire)
+	page("GET", "/questionnaires/{id}", uiSignedIn, s.uiQuestionnaire)
+	page("POST", "/questionnaires/{id}/auto-answer", uiManage, s.uiAutoAnswer)
+}
+
+func (s *Server) questionnairesPage(w http.ResponseWriter, r *http.Request, v *view) error {
+	q := r.URL.Query()
+	pg := uiPage(r, 50)
+	l, err := s.app.ListQuestionnaires(r.Context(), app.QuestionnaireFilter{Status: q.Get("status"), Page: pg})
+	if err != nil && !formErrors(err, v, r) {
+		return err
+	}
+	v.Title, v.Section = "Questionnaires", "questionnaires"
+	if v.Flash == "" {
+		v.Flash = flash(r)
+	}
+	v.Data = map[string]any{"Items": l.Items, "Pager": newPager(r, pg, l.Total)}
+	return s.page(w, r, "questionnaires", v)
+}
+
+func (s *Server) uiQuestionnaires(w http.ResponseWriter, r *http.Request, v *view) error {
+	return s.questionnairesPage(w, r, v)
+}
+
+func (s *Server) uiUploadQuestionnaire(w http.ResponseWriter, r *http.Request, v *view) error {
+	file, hdr, err := r.FormFile("file")
+	if err != nil {
+		v.Errors, v.Form, v.Status = map[string]string{"file": "Choose a CSV or XLSX file of questions."}, r.PostForm, http.StatusUnprocessableEntity
+		return s.questionnairesPage(w, r, v)
+	}
+	defer file.Close()
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	if name == "" {
+		name = hdr.Filename
+	}
+	qn, err := s.app.CreateQuestionnaireFromFile(r.Context(), name, nil, nonEmpty(r.PostFormValue("dueDate")), hdr.Filename, file)
+	if err != nil {
+		if !formErrors(err, v, r) {
+			return err
+		}
+		return s.questionnairesPage(w, r, v)
+	}
+	return redirect(w, r, "/questionnaires/"+url.PathEscape(qn.ID)+"?done=created")
+}
+
+func (s *Server) questionnairePage(w http.ResponseWriter, r *http.Request, v *view, qn *app.Questionnaire, res *app.AutoAnswerResult) error {
+	v.Title, v.Section = qn.Name, "questionnaires"
+	if v.Flash == "" {
+		v.Flash = flash(r)
+	}
+	v.Data = map[string]any{"Q": qn, "Result": res}
+	return s.page(w, r, "questionnaire", v)
+}
+
+func (s *Server) uiQuestionnaire(w http.ResponseWriter, r *http.Request, v *view) error {
+	qn, err := s.app.GetQuestionnaire(r.Context(), id(r))
+	if err != nil {
+		return err
+	}
+	return s.questionnairePage(w, r, v, qn, nil)
+}
+
+// uiAutoAnswer answers from the knowledge base and shows the outcome on
+// the answer page.
+func (s *Server) uiAutoAnswer(w http.ResponseWriter, r *http.Request, v *view) error {
+	res, err := s.app.AutoAnswer(r.Context(), id(r), app.AutoAnswerInput{Overwrite: r.PostFormValue("overwrite") == "on"})
+	if err != nil {
+		return err
+	}
+	return s.questionnairePage(w, r, v, res.Questionnaire, res)
+}
