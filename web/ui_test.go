@@ -231,12 +231,12 @@ func TestUIPagesPerRole(t *testing.T) {
 		{"/soa", []string{"Statement of Applicability"}, nil, http.StatusForbidden, 0},
 		{"/knowledge-base", []string{"<h1>Knowledge base</h1>"}, []string{"Add an entry"}, 0, 0},
 		{"/csrd", []string{"CSRD data points"}, []string{"Record a data point"}, 0, 0},
-		{"/trust-settings", []string{"Trust portal"}, []string{`href="/trust-requests"`}, 0, 0},
-		{"/trust-requests", []string{"access requests"}, nil, 0, 0},
+		{"/trust-settings", []string{"Trust portal"}, []string{`href="/trust-requests"`}, http.StatusForbidden, 0},
+		{"/trust-requests", []string{"access requests"}, nil, http.StatusForbidden, 0},
 		{"/audit-log", []string{"<h1>Audit log</h1>"}, nil, http.StatusForbidden, 0},
 		{"/api-keys", []string{"Create a key"}, nil, http.StatusForbidden, http.StatusForbidden},
 		{"/webhooks", []string{"Add a webhook"}, nil, http.StatusForbidden, http.StatusForbidden},
-		{"/questionnaires", []string{"<h1>Questionnaires</h1>"}, []string{"Upload a questionnaire"}, 0, 0},
+		{"/questionnaires", []string{"<h1>Questionnaires</h1>"}, []string{"Upload a questionnaire"}, http.StatusForbidden, 0},
 	}
 	roles := []struct {
 		email  string
