@@ -334,46 +334,14 @@ func (a *App) UpdateRisk(ctx context.Context, id string, in RiskInput) (*Risk, e
 // SetRiskArchived archives or restores a risk. Archived risks leave the
 // default list.
 func (a *App) SetRiskArchived(ctx context.Context, id string, archived bool) (*Risk, error) {
-	p, err := principal(ctx)
-	if err != nil {
-		return nil, err
+	org := ""
+	if p := PrincipalFrom(ctx); p != nil {
+		org = p.OrgID
 	}
-	if err := p.Require(CapManage); err != nil {
-		return nil, err
-	}
-	var out *Risk
-	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		before, err := a.store.GetRisk(ctx, p.OrgID, id)
-		if err != nil {
-			return err
-		}
-		r := *before
-		now := a.Now()
-		switch {
-		case archived && r.ArchivedAt == nil:
-			r.ArchivedAt = &now
-		case !archived && r.ArchivedAt != nil:
-			r.ArchivedAt = nil
-		default:
-			out = before
-			return nil
-		}
-		r.UpdatedAt = now
-		if err := a.store.UpdateRisk(ctx, p.OrgID, &r); err != nil {
-			return err
-		}
-		out = &r
-		verb := "archived"
-		if !archived {
-			verb = "restored"
-		}
-		return a.record(ctx, Mutation{Action: verb, ResourceType: "risk", ResourceID: id, Before: before, After: &r,
-			Events: []Event{ResourceEvent("risk", verb, &r)}})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("archive risk %s: %w", id, err)
-	}
-	return out, nil
+	return setArchived(ctx, a, "risk", id, archived,
+		func(ctx context.Context) (*Risk, error) { return a.store.GetRisk(ctx, org, id) },
+		func(v *Risk) (**time.Time, *time.Time) { return &v.ArchivedAt, &v.UpdatedAt },
+		func(ctx context.Context, v *Risk) error { return a.store.UpdateRisk(ctx, org, v) })
 }
 
 // GetRisk returns one risk; employees and contractors see only risks they own.

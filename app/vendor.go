@@ -393,46 +393,14 @@ func (a *App) UpdateVendor(ctx context.Context, id string, in VendorInput) (*Ven
 // SetVendorArchived archives or restores a vendor. Archived vendors leave the
 // default list.
 func (a *App) SetVendorArchived(ctx context.Context, id string, archived bool) (*Vendor, error) {
-	p, err := principal(ctx)
-	if err != nil {
-		return nil, err
+	org := ""
+	if p := PrincipalFrom(ctx); p != nil {
+		org = p.OrgID
 	}
-	if err := p.Require(CapManage); err != nil {
-		return nil, err
-	}
-	var out *Vendor
-	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		before, err := a.store.GetVendor(ctx, p.OrgID, id)
-		if err != nil {
-			return err
-		}
-		v := *before
-		now := a.Now()
-		switch {
-		case archived && v.ArchivedAt == nil:
-			v.ArchivedAt = &now
-		case !archived && v.ArchivedAt != nil:
-			v.ArchivedAt = nil
-		default:
-			out = before
-			return nil
-		}
-		v.UpdatedAt = now
-		if err := a.store.UpdateVendor(ctx, p.OrgID, &v); err != nil {
-			return err
-		}
-		out = &v
-		verb := "archived"
-		if !archived {
-			verb = "restored"
-		}
-		return a.record(ctx, Mutation{Action: verb, ResourceType: "vendor", ResourceID: id, Before: before, After: &v,
-			Events: []Event{ResourceEvent("vendor", verb, &v)}})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("archive vendor %s: %w", id, err)
-	}
-	return out, nil
+	return setArchived(ctx, a, "vendor", id, archived,
+		func(ctx context.Context) (*Vendor, error) { return a.store.GetVendor(ctx, org, id) },
+		func(v *Vendor) (**time.Time, *time.Time) { return &v.ArchivedAt, &v.UpdatedAt },
+		func(ctx context.Context, v *Vendor) error { return a.store.UpdateVendor(ctx, org, v) })
 }
 
 // GetVendor returns one vendor; employees and contractors see only vendors

@@ -1,0 +1,58 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// setArchived archives (archived true) or restores a resource in one
+// transaction: it stamps archivedAt, records the change and raises
+// <resource>.archived or <resource>.restored. Archiving what is already
+// archived (or restoring what is not) changes nothing. fields returns the
+// addresses of the copy's archivedAt and updatedAt.
+func setArchived[T any](ctx context.Context, a *App, resource, id string, archived bool,
+	get func(ctx context.Context) (*T, error), fields func(*T) (**time.Time, *time.Time),
+	update func(ctx context.Context, v *T) error) (*T, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Require(CapManage); err != nil {
+		return nil, err
+	}
+	var out *T
+	err = a.store.InTx(ctx, func(ctx context.Context) error {
+		before, err := get(ctx)
+		if err != nil {
+			return err
+		}
+		v := *before
+		archivedAt, updatedAt := fields(&v)
+		now := a.Now()
+		switch {
+		case archived && *archivedAt == nil:
+			*archivedAt = &now
+		case !archived && *archivedAt != nil:
+			*archivedAt = nil
+		default:
+			out = before
+			return nil
+		}
+		*updatedAt = now
+		if err := update(ctx, &v); err != nil {
+			return err
+		}
+		out = &v
+		verb := "archived"
+		if !archived {
+			verb = "restored"
+		}
+		return a.record(ctx, Mutation{Action: verb, ResourceType: resource, ResourceID: id, Before: before, After: &v,
+			Events: []Event{ResourceEvent(resource, verb, &v)}})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("archive %s %s: %w", resource, id, err)
+	}
+	return out, nil
+}
