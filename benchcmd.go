@@ -28,7 +28,7 @@ func benchCmds(v *viper.Viper) []*cobra.Command {
 		},
 	}
 	load.Flags().Int("orgs", 100, "organizations to seed")
-	load.Flags().Float64("scale", 1, "multiplies the per-organization counts (1: 1,000 vendors and 20 people each)")
+	load.Flags().Float64("scale", 1, "multiplies the per-organization counts (1: 20 people, 1,000 vendors, 20 controls, 500 findings and 2,000 evidence records each)")
 	load.Flags().Int("concurrency", 32, "client workers")
 	load.Flags().Duration("duration", 10*time.Second, "length of each measured phase")
 	load.Flags().String("dir", "", "data directory to seed (default: a temporary one, removed after)")

@@ -152,6 +152,10 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 		AccessTokenLifetime:  v.GetDuration("oauth_access_token_lifetime"),
 		RefreshTokenLifetime: v.GetDuration("oauth_refresh_token_lifetime"),
 	})
+	// Published policies answer questionnaires beside the knowledge base.
+	a.AddKnowledgeSource(a.PolicyKnowledgeSource())
+	// The trust portal publishes the enabled frameworks' real scores.
+	a.SetTrustComplianceSource(a.FrameworkTrustSource())
 	return &env{dir: dir, db: db, app: a, log: log}, nil
 }
 

@@ -592,7 +592,7 @@ func (a *App) TrustPortalBySlug(ctx context.Context, slug string) (*TrustPortal,
 			chosen[f] = true
 		}
 		for _, f := range fws {
-			if !chosen[f.ID] {
+			if !chosen[f.ID] && (f.Slug == "" || !chosen[f.Slug]) {
 				continue
 			}
 			if !s.ShowControls {

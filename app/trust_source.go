@@ -6,6 +6,7 @@ import "context"
 // its compliance score and how many of its controls stand where.
 type TrustFramework struct {
 	ID                  string         `json:"id"`
+	Slug                string         `json:"slug,omitempty"` // built-in frameworks
 	Name                string         `json:"name"`
 	Score               *int           `json:"score"` // 0-100, nil when not computed
 	ControlsTotal       int            `json:"controlsTotal"`

@@ -87,7 +87,7 @@ func (l *rateLimiter) prune(now time.Time) {
 // limit applies the principal's plan limit (or the anonymous one), sets the
 // three headers, and reports whether the request may proceed.
 func (s *Server) limit(w http.ResponseWriter, r *http.Request, p *app.Principal) bool {
-	id, perMinute, burst := "ip:"+clientIP(r), anonymousPerMinute, anonymousBurst
+	id, perMinute, burst := "ip:"+s.clientAddress(r), anonymousPerMinute, anonymousBurst
 	if p != nil {
 		l := s.app.Limits(p.Plan)
 		perMinute, burst = l.RatePerMinute, l.Burst
@@ -115,6 +115,18 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request, p *app.Principal)
 	return ok
 }
 
+// clientAddress is the client's address for anonymous rate limits and
+// what public forms record: the peer, or behind a reverse proxy listed in
+// trusted_proxies the address it forwarded (the rule sign-in throttling
+// uses).
+func (s *Server) clientAddress(r *http.Request) string {
+	if s.sess != nil {
+		return s.sess.clientAddress(r)
+	}
+	return clientIP(r)
+}
+
+// clientIP is the TCP peer's address.
 func clientIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {

@@ -208,8 +208,10 @@ func (s *Server) listTrustDownloads(w http.ResponseWriter, r *http.Request) erro
 
 // ---- public JSON ----
 
-func visitor(r *http.Request) app.Visitor {
-	return app.Visitor{IP: clientIP(r), UserAgent: r.UserAgent()}
+// visitor is who a public request comes from: the client address (behind
+// a trusted proxy, the one it forwarded) and the user agent.
+func (s *Server) visitor(r *http.Request) app.Visitor {
+	return app.Visitor{IP: s.clientAddress(r), UserAgent: r.UserAgent()}
 }
 
 // publicDocument is a portal document as visitors see it.
@@ -250,7 +252,7 @@ func (s *Server) getPublicPortal(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) downloadPublicDocument(w http.ResponseWriter, r *http.Request) error {
 	v := mux.Vars(r)
-	d, f, err := s.app.OpenPublicTrustDocument(r.Context(), v["slug"], v["documentId"], visitor(r))
+	d, f, err := s.app.OpenPublicTrustDocument(r.Context(), v["slug"], v["documentId"], s.visitor(r))
 	if err != nil {
 		return err
 	}
@@ -265,7 +267,7 @@ func (s *Server) createAccessRequest(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	slug := mux.Vars(r)["slug"]
-	tr, token, err := s.app.RequestTrustAccess(r.Context(), slug, in, visitor(r))
+	tr, token, err := s.app.RequestTrustAccess(r.Context(), slug, in, s.visitor(r))
 	if err != nil {
 		return err
 	}
@@ -297,7 +299,7 @@ func (s *Server) signNDA(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	token := mux.Vars(r)["token"]
-	if _, err := s.app.SignNDA(r.Context(), token, in, visitor(r)); err != nil {
+	if _, err := s.app.SignNDA(r.Context(), token, in, s.visitor(r)); err != nil {
 		return err
 	}
 	va, err := s.app.VisitorAccessByToken(r.Context(), token)
@@ -329,7 +331,7 @@ func (s *Server) listGrantedDocuments(w http.ResponseWriter, r *http.Request) er
 
 func (s *Server) downloadGrantedDocument(w http.ResponseWriter, r *http.Request) error {
 	v := mux.Vars(r)
-	d, f, err := s.app.OpenGatedTrustDocument(r.Context(), v["token"], v["documentId"], visitor(r))
+	d, f, err := s.app.OpenGatedTrustDocument(r.Context(), v["token"], v["documentId"], s.visitor(r))
 	if err != nil {
 		return err
 	}
@@ -445,7 +447,7 @@ func (s *Server) trustRequestForm(w http.ResponseWriter, r *http.Request) error 
 	}
 	in := app.TrustAccessRequestInput{Name: r.PostForm.Get("name"), Email: r.PostForm.Get("email"), Company: r.PostForm.Get("company"),
 		Reason: r.PostForm.Get("reason")}
-	_, token, err := s.app.RequestTrustAccess(r.Context(), slug, in, visitor(r))
+	_, token, err := s.app.RequestTrustAccess(r.Context(), slug, in, s.visitor(r))
 	if err != nil {
 		var ve *app.ValidationError
 		if errors.As(err, &ve) {
@@ -508,7 +510,7 @@ func (s *Server) trustNDAForm(w http.ResponseWriter, r *http.Request) error {
 		return renderMessage(w, http.StatusBadRequest, "Form unreadable", "The form could not be read.", true)
 	}
 	in := app.NDASignInput{Name: r.PostForm.Get("name"), Email: r.PostForm.Get("email"), Accept: r.PostForm.Get("accept") == "true"}
-	_, err := s.app.SignNDA(r.Context(), token, in, visitor(r))
+	_, err := s.app.SignNDA(r.Context(), token, in, s.visitor(r))
 	var ve *app.ValidationError
 	switch {
 	case errors.As(err, &ve):
