@@ -150,27 +150,7 @@ func (a *App) UpdateFindingTemplate(ctx context.Context, id string, in FindingTe
 // DeleteFindingTemplate removes a template; findings created from it keep
 // its id as a historical reference.
 func (a *App) DeleteFindingTemplate(ctx context.Context, id string) error {
-	p, err := principal(ctx)
-	if err != nil {
-		return err
-	}
-	if err := p.Require(CapManage); err != nil {
-		return err
-	}
-	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		before, err := a.store.GetFindingTemplate(ctx, p.OrgID, id)
-		if err != nil {
-			return err
-		}
-		if err := a.store.DeleteFindingTemplate(ctx, p.OrgID, id); err != nil {
-			return err
-		}
-		return a.record(ctx, Mutation{Action: "deleted", ResourceType: "finding_template", ResourceID: id, Before: before})
-	})
-	if err != nil {
-		return fmt.Errorf("delete finding template %s: %w", id, err)
-	}
-	return nil
+	return deleteRecorded(ctx, a, "finding_template", id, a.store.GetFindingTemplate, a.store.DeleteFindingTemplate)
 }
 
 // GetFindingTemplate returns one template.

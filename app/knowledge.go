@@ -367,25 +367,8 @@ func (a *App) UpdateKBEntry(ctx context.Context, id string, in KBEntryInput) (*K
 
 // DeleteKBEntry removes an entry and its index row.
 func (a *App) DeleteKBEntry(ctx context.Context, id string) error {
-	p, err := principal(ctx)
-	if err != nil {
+	if err := deleteRecorded(ctx, a, "knowledge_base_entry", id, a.store.GetKBEntry, a.store.DeleteKBEntry); err != nil {
 		return err
-	}
-	if err := p.Require(CapManage); err != nil {
-		return err
-	}
-	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		before, err := a.store.GetKBEntry(ctx, p.OrgID, id)
-		if err != nil {
-			return err
-		}
-		if err := a.store.DeleteKBEntry(ctx, p.OrgID, id); err != nil {
-			return err
-		}
-		return a.record(ctx, Mutation{Action: "deleted", ResourceType: "knowledge_base_entry", ResourceID: id, Before: before})
-	})
-	if err != nil {
-		return fmt.Errorf("delete knowledge-base entry %s: %w", id, err)
 	}
 	a.kbChanged()
 	return nil

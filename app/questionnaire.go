@@ -483,23 +483,9 @@ func (a *App) ListQuestionnaires(ctx context.Context, f QuestionnaireFilter) (Li
 
 // DeleteQuestionnaire removes a questionnaire, its questions and links.
 func (a *App) DeleteQuestionnaire(ctx context.Context, id string) error {
-	p, err := principal(ctx)
-	if err != nil {
-		return err
-	}
-	if err := p.Require(CapManage); err != nil {
-		return err
-	}
-	return a.store.InTx(ctx, func(ctx context.Context) error {
-		q, err := a.store.GetQuestionnaire(ctx, p.OrgID, id, false)
-		if err != nil {
-			return err
-		}
-		if err := a.store.DeleteQuestionnaire(ctx, p.OrgID, id); err != nil {
-			return err
-		}
-		return a.record(ctx, Mutation{Action: "deleted", ResourceType: "questionnaire", ResourceID: id, Before: q})
-	})
+	return deleteRecorded(ctx, a, "questionnaire", id, func(ctx context.Context, orgID, id string) (*Questionnaire, error) {
+		return a.store.GetQuestionnaire(ctx, orgID, id, false)
+	}, a.store.DeleteQuestionnaire)
 }
 
 // SendQuestionnaire issues a new fill link to the questionnaire's vendor

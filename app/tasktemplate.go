@@ -214,23 +214,7 @@ func (a *App) UpdateTaskTemplate(ctx context.Context, id string, in TaskTemplate
 
 // DeleteTaskTemplate removes a template; tasks made from it stay.
 func (a *App) DeleteTaskTemplate(ctx context.Context, id string) error {
-	p, err := principal(ctx)
-	if err != nil {
-		return err
-	}
-	if err := p.Require(CapManage); err != nil {
-		return err
-	}
-	return a.store.InTx(ctx, func(ctx context.Context) error {
-		t, err := a.store.GetTaskTemplate(ctx, p.OrgID, id)
-		if err != nil {
-			return err
-		}
-		if err := a.store.DeleteTaskTemplate(ctx, p.OrgID, id); err != nil {
-			return err
-		}
-		return a.record(ctx, Mutation{Action: "deleted", ResourceType: "task_template", ResourceID: id, Before: t})
-	})
+	return deleteRecorded(ctx, a, "task_template", id, a.store.GetTaskTemplate, a.store.DeleteTaskTemplate)
 }
 
 // instantiateTemplates creates a task for each template of the framework

@@ -455,23 +455,7 @@ func (a *App) UpdateTrustDocument(ctx context.Context, id string, in TrustDocume
 
 // DeleteTrustDocument withdraws a document from the portal.
 func (a *App) DeleteTrustDocument(ctx context.Context, id string) error {
-	p, err := principal(ctx)
-	if err != nil {
-		return err
-	}
-	if err := p.Require(CapManage); err != nil {
-		return err
-	}
-	return a.store.InTx(ctx, func(ctx context.Context) error {
-		before, err := a.store.GetTrustDocument(ctx, p.OrgID, id)
-		if err != nil {
-			return err
-		}
-		if err := a.store.DeleteTrustDocument(ctx, p.OrgID, id); err != nil {
-			return err
-		}
-		return a.record(ctx, Mutation{Action: "deleted", ResourceType: "trust_document", ResourceID: id, Before: before})
-	})
+	return deleteRecorded(ctx, a, "trust_document", id, a.store.GetTrustDocument, a.store.DeleteTrustDocument)
 }
 
 // GetTrustDocument returns one document.

@@ -254,27 +254,7 @@ func (a *App) UpdateVariable(ctx context.Context, id string, in VariableInput) (
 
 // DeleteVariable removes a variable.
 func (a *App) DeleteVariable(ctx context.Context, id string) error {
-	pr, err := principal(ctx)
-	if err != nil {
-		return err
-	}
-	if err := pr.Require(CapManage); err != nil {
-		return err
-	}
-	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		before, err := a.store.GetVariable(ctx, pr.OrgID, id)
-		if err != nil {
-			return err
-		}
-		if err := a.store.DeleteVariable(ctx, pr.OrgID, id); err != nil {
-			return err
-		}
-		return a.record(ctx, Mutation{Action: "deleted", ResourceType: "variable", ResourceID: id, Before: before})
-	})
-	if err != nil {
-		return fmt.Errorf("delete variable %s: %w", id, err)
-	}
-	return nil
+	return deleteRecorded(ctx, a, "variable", id, a.store.GetVariable, a.store.DeleteVariable)
 }
 
 // GetVariable returns one variable.

@@ -52,7 +52,7 @@ func emittedEvents(t *testing.T) map[string]string {
 	for _, f := range parsed {
 		for _, d := range f.Decls {
 			fn, ok := d.(*ast.FuncDecl)
-			if !ok || fn.Body == nil || fn.Name.Name == "ResourceEvent" {
+			if !ok || fn.Body == nil || fn.Name.Name == "ResourceEvent" || fn.Name.Name == "setArchived" {
 				continue
 			}
 			// Strings assigned to each local variable of the function.
@@ -85,6 +85,20 @@ func emittedEvents(t *testing.T) map[string]string {
 				pos := func() string { return fset.Position(n.Pos()).String() }
 				switch x := n.(type) {
 				case *ast.CallExpr:
+					// setArchived(ctx, a, resource, ...) raises resource.archived
+					// and resource.restored.
+					if ix, ok := x.Fun.(*ast.IndexExpr); ok {
+						x = &ast.CallExpr{Fun: ix.X, Args: x.Args}
+					}
+					if id, ok := x.Fun.(*ast.Ident); ok && id.Name == "setArchived" && len(x.Args) >= 3 {
+						res := value(x.Args[2])
+						if len(res) != 1 {
+							t.Errorf("%s: cannot resolve the resource of a setArchived call", pos())
+						}
+						for _, r := range res {
+							out[r+".archived"], out[r+".restored"] = pos(), pos()
+						}
+					}
 					if id, ok := x.Fun.(*ast.Ident); ok && id.Name == "ResourceEvent" && len(x.Args) >= 2 {
 						res, verbs := value(x.Args[0]), value(x.Args[1])
 						if len(res) != 1 || len(verbs) == 0 {

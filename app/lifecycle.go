@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -55,4 +56,32 @@ func setArchived[T any](ctx context.Context, a *App, resource, id string, archiv
 		return nil, fmt.Errorf("archive %s %s: %w", resource, id, err)
 	}
 	return out, nil
+}
+
+// deleteRecorded removes a resource of the caller's organization (owner and
+// admin) in one transaction with its audit record. get reports ErrNotFound
+// for another organization's id, so nothing is touched then.
+func deleteRecorded[T any](ctx context.Context, a *App, resource, id string,
+	get func(ctx context.Context, orgID, id string) (*T, error), del func(ctx context.Context, orgID, id string) error) error {
+	p, err := principal(ctx)
+	if err != nil {
+		return err
+	}
+	if err := p.Require(CapManage); err != nil {
+		return err
+	}
+	err = a.store.InTx(ctx, func(ctx context.Context) error {
+		before, err := get(ctx, p.OrgID, id)
+		if err != nil {
+			return err
+		}
+		if err := del(ctx, p.OrgID, id); err != nil {
+			return err
+		}
+		return a.record(ctx, Mutation{Action: "deleted", ResourceType: resource, ResourceID: id, Before: before})
+	})
+	if err != nil {
+		return fmt.Errorf("delete %s %s: %w", strings.ReplaceAll(resource, "_", " "), id, err)
+	}
+	return nil
 }
