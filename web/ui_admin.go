@@ -45,9 +45,11 @@ func (s *Server) uiPeople(w http.ResponseWriter, r *http.Request, v *view) error
 	for _, ro := range app.Roles {
 		roles = append(roles, string(ro))
 	}
-	v.Form = q
+	if v.Form == nil {
+		v.Form = q
+	}
 	v.Title, v.Section = "People", "people"
-	v.Data = map[string]any{"People": l.Items, "Pager": newPager(r, pg, l.Total), "Roles": roles}
+	v.Data = map[string]any{"People": l.Items, "Pager": newPager(r, pg, l.Total), "Roles": roles, "MemberRoles": memberRoles()}
 	return s.page(w, r, "people", v)
 }
 
@@ -61,7 +63,10 @@ func (s *Server) uiPerson(w http.ResponseWriter, r *http.Request, v *view) error
 		return err
 	}
 	v.Title, v.Section = p.Name, "people"
-	v.Data = map[string]any{"Person": p, "Devices": devs.Items}
+	if v.Flash == "" {
+		v.Flash = flash(r)
+	}
+	v.Data = map[string]any{"Person": p, "Devices": devs.Items, "MemberRoles": memberRoles()}
 	return s.page(w, r, "person", v)
 }
 

@@ -55,6 +55,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiSOATrustRoutes(page)
 	s.uiMoreRoutes(page)
 	s.uiQuestionnaireRoutes(page)
+	s.uiPeopleRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)

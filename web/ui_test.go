@@ -922,3 +922,77 @@ func TestUIQuestionnaires(t *testing.T) {
 	wantNoBody(t, aud.get("/questionnaires"), "Upload a questionnaire")
 	wantStatus(t, aud.post("/questionnaires/"+qid+"/auto-answer", nil), http.StatusForbidden)
 }
+
+// TestUIPeopleManage: owners and admins add people and change their role
+// and active flag; errors sit next to their field, the plan's member limit
+// is said plainly, and the auditor is offered none of it and refused.
+func TestUIPeopleManage(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	admin := e.browser()
+	admin.signIn(f.admin)
+	rec := admin.get("/people")
+	wantBody(t, rec, `method="post" action="/people"`, "Add a person", `<label for="person-email">Email</label>`)
+	if sel := rec.Body.String(); strings.Contains(sel[strings.Index(sel, `id="person-role"`):], `<option value="owner"`) {
+		t.Error("the owner role is offered for a new person")
+	}
+
+	rec = admin.post("/people", url.Values{"name": {""}, "email": {"not-an-email"}, "role": {"auditor"}})
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	wantBody(t, rec, `id="name-error"`, `id="email-error"`, `aria-describedby="email-error"`, `value="not-an-email"`, "Some fields need attention")
+	rec = admin.post("/people", url.Values{"name": {"Dup"}, "email": {f.auditor}, "role": {"auditor"}})
+	wantStatus(t, rec, http.StatusConflict)
+	wantBody(t, rec, `id="email-error"`, "already a member")
+
+	loc := wantRedirect(t, admin.post("/people", url.Values{"name": {"Rita Reviewer"}, "email": {"rita@acme.test"}, "role": {"auditor"}}), "/people/")
+	rec = admin.get(loc)
+	wantBody(t, rec, "Created.", "Rita Reviewer", "rita@acme.test", `action="/people/`, `<label for="role">Role</label>`)
+	pid := strings.TrimPrefix(strings.SplitN(loc, "?", 2)[0], "/people/")
+	p, err := e.app.GetPerson(e.ctx(f.org), pid)
+	if err != nil || p.Role != app.RoleAuditor || !p.IsActive {
+		t.Fatalf("created person: %+v %v", p, err)
+	}
+
+	// Role change and deactivation.
+	wantRedirect(t, admin.post("/people/"+pid, url.Values{"role": {"employee"}}), "/people/"+pid+"?done=saved")
+	if p, _ = e.app.GetPerson(e.ctx(f.org), pid); p.Role != app.RoleEmployee || p.IsActive {
+		t.Fatalf("after update: role %s active %v", p.Role, p.IsActive)
+	}
+	rec = admin.post("/people/"+pid, url.Values{"role": {"superuser"}, "isActive": {"on"}})
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	wantBody(t, rec, `id="role-error"`, `aria-describedby="role-error"`)
+	// The owner keeps the owner role here and cannot be deactivated.
+	rec = admin.get("/people/" + f.ownerID)
+	wantBody(t, rec, "transferring ownership")
+	rec = admin.post("/people/"+f.ownerID, url.Values{})
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	wantBody(t, rec, `id="isActive-error"`)
+
+	// The auditor sees people but no forms, and is refused by hand.
+	aud := e.browser()
+	aud.signIn(f.auditor)
+	rec = aud.get("/people")
+	wantStatus(t, rec, http.StatusOK)
+	wantNoBody(t, rec, `method="post" action="/people"`, "Add a person")
+	wantNoBody(t, aud.get("/people/"+pid), `action="/people/`)
+	wantStatus(t, aud.post("/people", url.Values{"name": {"Sneaky"}, "email": {"s@acme.test"}}), http.StatusForbidden)
+	rec = aud.post("/people/"+pid, url.Values{"role": {"admin"}, "isActive": {"on"}})
+	wantStatus(t, rec, http.StatusForbidden)
+	wantBody(t, rec, "Your role does not allow this")
+	if p, _ = e.app.GetPerson(e.ctx(f.org), pid); p.Role != app.RoleEmployee {
+		t.Fatal("a refused post changed the role")
+	}
+
+	// The free plan's member limit is said plainly on the form.
+	free := e.org("Tiny", app.PlanFree)
+	e.withPassword(free, "owner@tiny.test", app.RoleOwner)
+	e.person(free, "two@tiny.test", app.RoleEmployee)
+	e.person(free, "three@tiny.test", app.RoleEmployee)
+	owner := e.browser()
+	owner.signIn("owner@tiny.test")
+	owner.get("/people")
+	rec = owner.post("/people", url.Values{"name": {"Four"}, "email": {"four@tiny.test"}, "role": {"employee"}})
+	wantStatus(t, rec, http.StatusForbidden)
+	wantBody(t, rec, "The free plan allows 3 members", `value="four@tiny.test"`, "Add a person")
+}
