@@ -56,6 +56,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiMoreRoutes(page)
 	s.uiQuestionnaireRoutes(page)
 	s.uiPeopleRoutes(page)
+	s.uiCommentRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)
@@ -346,6 +347,9 @@ func (s *Server) controlPage(w http.ResponseWriter, r *http.Request, v *view, c 
 	}
 	v.Data = map[string]any{"C": c, "Evidence": ev.Items, "EvidenceTotal": ev.Total, "People": s.people(r), "Statuses": app.ControlStatuses,
 		"Tasks": tasks.Items, "Recurrences": app.Recurrences}
+	if err := s.addComments(r, v, app.EntityControl, "controls", c.ID); err != nil {
+		return err
+	}
 	return s.page(w, r, "control", v)
 }
 
@@ -543,6 +547,9 @@ func (s *Server) vendorForm(w http.ResponseWriter, r *http.Request, v *view, vd 
 	v.Data = map[string]any{"V": vd, "Subs": subs, "People": s.people(r), "Categories": app.VendorCategories,
 		"Statuses": app.VendorStatuses, "Probabilities": app.Probabilities, "Impacts": app.Impacts,
 		"Criticalities": app.Criticalities, "DPAStatuses": app.DPAStatuses}
+	if err := s.addComments(r, v, app.EntityVendor, "vendors", vd.ID); err != nil {
+		return err
+	}
 	return s.page(w, r, "vendor", v)
 }
 
@@ -702,6 +709,9 @@ func (s *Server) findingPage(w http.ResponseWriter, r *http.Request, v *view, fd
 	}
 	v.Data = map[string]any{"F": fd, "Actions": acts.Items, "Statuses": app.FindingStatuses, "Severities": app.FindingSeverities,
 		"ActionStatuses": app.ActionStatuses, "Priorities": app.ActionPriorities, "People": s.people(r)}
+	if err := s.addComments(r, v, app.EntityFinding, "findings", fd.ID); err != nil {
+		return err
+	}
 	return s.page(w, r, "finding", v)
 }
 
@@ -816,6 +826,9 @@ func (s *Server) riskForm(w http.ResponseWriter, r *http.Request, v *view, rk *a
 	v.Section = "risks"
 	v.Data = map[string]any{"R": rk, "Categories": app.RiskCategories, "Statuses": app.RiskStatuses, "Treatments": app.RiskTreatments,
 		"Probabilities": app.Probabilities, "Impacts": app.Impacts, "People": s.people(r)}
+	if err := s.addComments(r, v, app.EntityRisk, "risks", rk.ID); err != nil {
+		return err
+	}
 	return s.page(w, r, "risk", v)
 }
 
@@ -870,6 +883,7 @@ var flashes = map[string]string{"saved": "Saved.", "created": "Created.", "uploa
 	"archived": "Archived.", "restored": "Restored.", "enabled": "Framework enabled: its controls are now in the control list.",
 	"action-added": "Corrective action added.", "action-saved": "Corrective action saved.", "task-done": "Task completed.", "task-created": "Task created.",
 	"published": "Published: people who must sign are asked to acknowledge it.", "acknowledged": "Thank you: your acknowledgement is recorded.",
-	"revoked": "Key revoked: it stops working at once.", "redelivered": "Delivery queued again.", "decided": "Decision recorded; the requester is told by email where mail is set up."}
+	"revoked": "Key revoked: it stops working at once.", "redelivered": "Delivery queued again.", "decided": "Decision recorded; the requester is told by email where mail is set up.",
+	"commented": "Comment added."}
 
 func flash(r *http.Request) string { return flashes[r.URL.Query().Get("done")] }

@@ -996,3 +996,48 @@ func TestUIPeopleManage(t *testing.T) {
 	wantStatus(t, rec, http.StatusForbidden)
 	wantBody(t, rec, "The free plan allows 3 members", `value="four@tiny.test"`, "Add a person")
 }
+
+// TestUIComments: the detail pages of vendors, risks, findings and
+// controls list comments; owners, admins and signed-in auditors add them,
+// an empty one is marked at the comment box, and employees are offered
+// nothing and refused.
+func TestUIComments(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	admin, aud, emp := e.browser(), e.browser(), e.browser()
+	admin.signIn(f.admin)
+	aud.signIn(f.auditor)
+	emp.signIn(f.employee)
+	for _, page := range []string{"/vendors/" + f.vendor, "/risks/" + f.risk, "/findings/" + f.finding, "/controls/" + f.control} {
+		rec := admin.get(page)
+		wantStatus(t, rec, http.StatusOK)
+		wantBody(t, rec, `id="comments-h">Comments`, "No comments yet.", `action="`+page+`/comments"`, `<label for="comment">Add a comment</label>`)
+
+		rec = admin.post(page+"/comments", url.Values{"comment": {"  "}})
+		wantStatus(t, rec, http.StatusUnprocessableEntity)
+		wantBody(t, rec, `id="comment-error"`, `aria-describedby="comment-error"`, "content is required")
+
+		wantRedirect(t, admin.post(page+"/comments", url.Values{"comment": {"Checked the contract <b>today</b>"}}), page+"?done=commented")
+		aud.get(page)
+		wantRedirect(t, aud.post(page+"/comments", url.Values{"comment": {"Sample reviewed by the auditor"}}), page+"?done=commented")
+		rec = aud.get(page)
+		wantBody(t, rec, "Checked the contract &lt;b&gt;today&lt;/b&gt;", "Sample reviewed by the auditor", `action="`+page+`/comments"`)
+		wantNoBody(t, rec, "No comments yet.", "<b>today</b>")
+		if strings.Index(rec.Body.String(), "Checked the contract") > strings.Index(rec.Body.String(), "Sample reviewed") {
+			t.Errorf("%s: comments are not oldest first", page)
+		}
+	}
+	// Employees see no comment box and are refused by hand.
+	rec := emp.get("/vendors/" + f.vendor)
+	wantNoBody(t, rec, `/comments"`, "Add a comment")
+	rec = emp.post("/vendors/"+f.vendor+"/comments", url.Values{"comment": {"Sneaky"}})
+	wantStatus(t, rec, http.StatusForbidden)
+	l, _ := e.app.ListComments(e.ctx(f.org), app.EntityVendor, f.vendor, app.Page{Page: 1, PerPage: 10})
+	if l.Total != 2 {
+		t.Fatalf("vendor comments: %d, want 2", l.Total)
+	}
+	// Another organization's resource is 404.
+	other := e.uiFixture("Other")
+	wantStatus(t, admin.post("/vendors/"+other.vendor+"/comments", url.Values{"comment": {"x"}}), http.StatusNotFound)
+}
