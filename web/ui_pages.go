@@ -57,6 +57,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiQuestionnaireRoutes(page)
 	s.uiPeopleRoutes(page)
 	s.uiCommentRoutes(page)
+	s.uiFindingTemplateRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)
@@ -658,11 +659,22 @@ func (s *Server) uiFindings(w http.ResponseWriter, r *http.Request, v *view) err
 
 func (s *Server) findingForm(w http.ResponseWriter, r *http.Request, v *view) error {
 	v.Title, v.Section = "New finding", "findings"
-	v.Data = map[string]any{"Severities": app.FindingSeverities, "Classes": app.FindingClasses, "Types": app.FindingTypes}
+	ts, err := s.findingTemplates(r)
+	if err != nil {
+		return err
+	}
+	v.Data = map[string]any{"Severities": app.FindingSeverities, "Classes": app.FindingClasses, "Types": app.FindingTypes, "Templates": ts}
 	return s.page(w, r, "finding_new", v)
 }
 
 func (s *Server) uiNewFinding(w http.ResponseWriter, r *http.Request, v *view) error {
+	if tid := r.URL.Query().Get("templateId"); tid != "" {
+		t, err := s.app.GetFindingTemplate(r.Context(), tid)
+		if err != nil {
+			return err
+		}
+		v.Form = templateForm(t)
+	}
 	return s.findingForm(w, r, v)
 }
 
@@ -670,7 +682,13 @@ func (s *Server) uiCreateFinding(w http.ResponseWriter, r *http.Request, v *view
 	f := r.PostForm
 	in := app.FindingCreate{Title: app.Ptr(f.Get("title")), Severity: nonEmpty(f.Get("severity")),
 		Description: nonEmpty(f.Get("description")), Source: nonEmpty(f.Get("source")), FindingClass: nonEmpty(f.Get("findingClass")),
-		Type: nonEmpty(f.Get("type")), DueDate: nonEmpty(f.Get("dueDate"))}
+		Type: nonEmpty(f.Get("type")), DueDate: nonEmpty(f.Get("dueDate")), TemplateID: nonEmpty(f.Get("templateId"))}
+	if in.TemplateID != nil && strings.TrimSpace(f.Get("title")) == "" {
+		// A template chosen without filling in the form gives its title.
+		if t, err := s.app.GetFindingTemplate(r.Context(), *in.TemplateID); err == nil {
+			in.Title = app.Ptr(t.Title)
+		}
+	}
 	for _, c := range strings.FieldsFunc(f.Get("linkedControlIds"), func(r rune) bool { return r == ',' || r == ' ' || r == '\n' }) {
 		in.LinkedControlIDs = append(in.LinkedControlIDs, c)
 	}

@@ -1041,3 +1041,62 @@ func TestUIComments(t *testing.T) {
 	other := e.uiFixture("Other")
 	wantStatus(t, admin.post("/vendors/"+other.vendor+"/comments", url.Values{"comment": {"x"}}), http.StatusNotFound)
 }
+
+// TestUIFindingTemplates: templates are listed for everyone, created by
+// owners and admins (errors next to their field), and chosen when
+// recording a finding, with or without filling the form from them first.
+func TestUIFindingTemplates(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	admin := e.browser()
+	admin.signIn(f.admin)
+	rec := admin.get("/finding-templates")
+	wantStatus(t, rec, http.StatusOK)
+	wantBody(t, rec, "No finding templates yet.", `action="/finding-templates"`, `<label for="title">Title</label>`)
+
+	rec = admin.post("/finding-templates", url.Values{"title": {""}, "severity": {"apocalyptic"}, "order": {"1"}})
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	wantBody(t, rec, `id="title-error"`, `aria-describedby="title-error"`, `id="severity-error"`)
+	rec = admin.post("/finding-templates", url.Values{"title": {"X"}, "order": {"first"}})
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	wantBody(t, rec, `id="order-error"`)
+	wantRedirect(t, admin.post("/finding-templates", url.Values{"title": {"Missing MFA"}, "content": {"MFA is not enforced for admins."},
+		"category": {"access"}, "severity": {"critical"}, "findingClass": {"major_nonconformity"}, "order": {"2"}}), "/finding-templates?done=created")
+	tpls, _ := e.app.ListFindingTemplates(e.ctx(f.org), app.Page{Page: 1, PerPage: 10})
+	if len(tpls.Items) != 1 {
+		t.Fatalf("templates: %d", len(tpls.Items))
+	}
+	tpl := tpls.Items[0]
+	rec = admin.get("/finding-templates?done=created")
+	wantBody(t, rec, "Created.", "Missing MFA", "MFA is not enforced for admins.", "/findings/new?templateId="+tpl.ID)
+
+	// Choosing the template without filling the form: its values apply.
+	rec = admin.get("/findings/new")
+	wantBody(t, rec, `<label for="templateId">Template</label>`, `<option value="`+tpl.ID+`"`, "Start from a template")
+	loc := wantRedirect(t, admin.post("/findings", url.Values{"templateId": {tpl.ID}, "title": {""}, "severity": {""}}), "/findings/")
+	fd, err := e.app.GetFinding(e.ctx(f.org), strings.TrimPrefix(strings.SplitN(loc, "?", 2)[0], "/findings/"))
+	if err != nil || fd.Title == nil || *fd.Title != "Missing MFA" || fd.Severity != "critical" || fd.TemplateID == nil || *fd.TemplateID != tpl.ID {
+		t.Fatalf("finding from template: %+v %v", fd, err)
+	}
+	// Filling the form from the template first (no JavaScript needed).
+	rec = admin.get("/findings/new?templateId=" + tpl.ID)
+	wantBody(t, rec, `value="Missing MFA"`, "MFA is not enforced for admins.", `<option value="critical" selected>`)
+	wantStatus(t, admin.get("/findings/new?templateId=ftpl_nope"), http.StatusNotFound)
+	rec = admin.post("/findings", url.Values{"templateId": {"ftpl_nope"}, "title": {"Something"}})
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	wantBody(t, rec, `id="templateId-error"`)
+
+	// The auditor reads templates and may record findings from them, but
+	// creates none.
+	aud := e.browser()
+	aud.signIn(f.auditor)
+	rec = aud.get("/finding-templates")
+	wantStatus(t, rec, http.StatusOK)
+	wantBody(t, rec, "Missing MFA", "Record a finding from it")
+	wantNoBody(t, rec, `action="/finding-templates"`, "Create a template")
+	wantStatus(t, aud.post("/finding-templates", url.Values{"title": {"Sneaky"}}), http.StatusForbidden)
+	emp := e.browser()
+	emp.signIn(f.employee)
+	wantNoBody(t, emp.get("/finding-templates"), `action="/finding-templates"`, "Record a finding from it")
+}
