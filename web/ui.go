@@ -30,7 +30,7 @@ import (
 
 // uiSections are the first path segments the web application owns.
 var uiSections = map[string]bool{"": true, "login": true, "logout": true, "org": true, "static": true,
-	"frameworks": true, "controls": true, "tasks": true, "policies": true, "people": true, "settings": true, "api-keys": true, "webhooks": true, "audit-log": true, "soa": true, "trust-requests": true, "knowledge-base": true, "csrd": true, "trust-settings": true, "questionnaires": true, "evidence": true, "vendors": true, "findings": true, "finding-templates": true, "risks": true}
+	"frameworks": true, "controls": true, "tasks": true, "policies": true, "people": true, "settings": true, "api-keys": true, "webhooks": true, "audit-log": true, "soa": true, "trust-requests": true, "knowledge-base": true, "csrd": true, "trust-settings": true, "questionnaires": true, "evidence": true, "vendors": true, "findings": true, "finding-templates": true, "variables": true, "risks": true}
 
 // isUIPath reports whether a path belongs to the web application.
 func isUIPath(p string) bool {

@@ -58,6 +58,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiPeopleRoutes(page)
 	s.uiCommentRoutes(page)
 	s.uiFindingTemplateRoutes(page)
+	s.uiVariableRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)
@@ -902,6 +903,6 @@ var flashes = map[string]string{"saved": "Saved.", "created": "Created.", "uploa
 	"action-added": "Corrective action added.", "action-saved": "Corrective action saved.", "task-done": "Task completed.", "task-created": "Task created.",
 	"published": "Published: people who must sign are asked to acknowledge it.", "acknowledged": "Thank you: your acknowledgement is recorded.",
 	"revoked": "Key revoked: it stops working at once.", "redelivered": "Delivery queued again.", "decided": "Decision recorded; the requester is told by email where mail is set up.",
-	"commented": "Comment added."}
+	"commented": "Comment added.", "deleted": "Deleted."}
 
 func flash(r *http.Request) string { return flashes[r.URL.Query().Get("done")] }

@@ -1100,3 +1100,46 @@ func TestUIFindingTemplates(t *testing.T) {
 	emp.signIn(f.employee)
 	wantNoBody(t, emp.get("/finding-templates"), `action="/finding-templates"`, "Record a finding from it")
 }
+
+// TestUIVariables: owners and admins create and delete variables (errors
+// next to their field); auditors read them with no write actions;
+// employees are refused the page.
+func TestUIVariables(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	admin := e.browser()
+	admin.signIn(f.admin)
+	wantBody(t, admin.get("/settings"), `href="/variables"`)
+	rec := admin.get("/variables")
+	wantStatus(t, rec, http.StatusOK)
+	wantBody(t, rec, "No variables yet.", `action="/variables"`, `<label for="name">Name</label>`, `<label for="value">Value</label>`)
+	rec = admin.post("/variables", url.Values{"name": {""}, "description": {"Legal name"}})
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	wantBody(t, rec, `id="name-error"`, `aria-describedby="name-error"`, `value="Legal name"`)
+	wantRedirect(t, admin.post("/variables", url.Values{"name": {"company_name"}, "value": {"Acme GmbH"}, "description": {"Legal name"}}), "/variables?done=created")
+	l, _ := e.app.ListVariables(e.ctx(f.org), app.VariableFilter{Page: app.Page{Page: 1, PerPage: 10}})
+	if len(l.Items) != 1 {
+		t.Fatalf("variables: %d", len(l.Items))
+	}
+	vr := l.Items[0]
+	rec = admin.get("/variables?done=created")
+	wantBody(t, rec, "Created.", "Acme GmbH", vr.Placeholder, `action="/variables/`+vr.ID+`/delete"`)
+	wantNoBody(t, admin.get("/variables?q=nothing"), "Acme GmbH")
+
+	aud := e.browser()
+	aud.signIn(f.auditor)
+	rec = aud.get("/variables")
+	wantStatus(t, rec, http.StatusOK)
+	wantBody(t, rec, "Acme GmbH")
+	wantNoBody(t, rec, `method="post" action="/variables"`, "/delete", "Create a variable")
+	wantStatus(t, aud.post("/variables/"+vr.ID+"/delete", nil), http.StatusForbidden)
+	wantStatus(t, aud.post("/variables", url.Values{"name": {"x"}, "value": {"y"}}), http.StatusForbidden)
+	emp := e.browser()
+	emp.signIn(f.employee)
+	wantStatus(t, emp.get("/variables"), http.StatusForbidden)
+
+	wantRedirect(t, admin.post("/variables/"+vr.ID+"/delete", nil), "/variables?done=deleted")
+	wantBody(t, admin.get("/variables?done=deleted"), "Deleted.", "No variables yet.")
+	wantStatus(t, admin.post("/variables/"+vr.ID+"/delete", nil), http.StatusNotFound)
+}
