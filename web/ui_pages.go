@@ -59,6 +59,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiCommentRoutes(page)
 	s.uiFindingTemplateRoutes(page)
 	s.uiVariableRoutes(page)
+	s.uiExportRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)

@@ -1143,3 +1143,36 @@ func TestUIVariables(t *testing.T) {
 	wantBody(t, admin.get("/variables?done=deleted"), "Deleted.", "No variables yet.")
 	wantStatus(t, admin.post("/variables/"+vr.ID+"/delete", nil), http.StatusNotFound)
 }
+
+// TestUIEvidenceExport: the frameworks page links the full export for
+// owners and admins and the auditor package for auditors too; both
+// download a zip; employees get neither.
+func TestUIEvidenceExport(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	admin, aud, emp := e.browser(), e.browser(), e.browser()
+	admin.signIn(f.admin)
+	aud.signIn(f.auditor)
+	emp.signIn(f.employee)
+	wantBody(t, admin.get("/frameworks"), `href="/evidence/export"`, `href="/evidence/export/auditor"`)
+	for _, c := range []struct {
+		b    *uiBrowser
+		path string
+	}{{admin, "/evidence/export"}, {admin, "/evidence/export/auditor"}, {aud, "/evidence/export/auditor"}} {
+		rec := c.b.get(c.path)
+		wantStatus(t, rec, http.StatusOK)
+		if ct := rec.Header().Get("Content-Type"); ct != "application/zip" || !strings.HasPrefix(rec.Body.String(), "PK") {
+			t.Errorf("%s: %s, not a zip", c.path, ct)
+		}
+		if !strings.Contains(rec.Header().Get("Content-Disposition"), "attachment") {
+			t.Errorf("%s: not an attachment", c.path)
+		}
+	}
+	rec := aud.get("/frameworks")
+	wantBody(t, rec, `href="/evidence/export/auditor"`)
+	wantNoBody(t, rec, `href="/evidence/export"`)
+	wantStatus(t, aud.get("/evidence/export"), http.StatusForbidden)
+	wantNoBody(t, emp.get("/frameworks"), "/evidence/export")
+	wantStatus(t, emp.get("/evidence/export/auditor"), http.StatusForbidden)
+}
