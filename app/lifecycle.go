@@ -13,8 +13,8 @@ import (
 // archived (or restoring what is not) changes nothing. fields returns the
 // addresses of the copy's archivedAt and updatedAt.
 func setArchived[T any](ctx context.Context, a *App, resource, id string, archived bool,
-	get func(ctx context.Context) (*T, error), fields func(*T) (**time.Time, *time.Time),
-	update func(ctx context.Context, v *T) error) (*T, error) {
+	get func(ctx context.Context, orgID, id string) (*T, error), fields func(*T) (**time.Time, *time.Time),
+	update func(ctx context.Context, orgID string, v *T) error) (*T, error) {
 	p, err := principal(ctx)
 	if err != nil {
 		return nil, err
@@ -24,7 +24,7 @@ func setArchived[T any](ctx context.Context, a *App, resource, id string, archiv
 	}
 	var out *T
 	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		before, err := get(ctx)
+		before, err := get(ctx, p.OrgID, id)
 		if err != nil {
 			return err
 		}
@@ -41,7 +41,7 @@ func setArchived[T any](ctx context.Context, a *App, resource, id string, archiv
 			return nil
 		}
 		*updatedAt = now
-		if err := update(ctx, &v); err != nil {
+		if err := update(ctx, p.OrgID, &v); err != nil {
 			return err
 		}
 		out = &v

@@ -334,14 +334,8 @@ func (a *App) UpdateRisk(ctx context.Context, id string, in RiskInput) (*Risk, e
 // SetRiskArchived archives or restores a risk. Archived risks leave the
 // default list.
 func (a *App) SetRiskArchived(ctx context.Context, id string, archived bool) (*Risk, error) {
-	org := ""
-	if p := PrincipalFrom(ctx); p != nil {
-		org = p.OrgID
-	}
-	return setArchived(ctx, a, "risk", id, archived,
-		func(ctx context.Context) (*Risk, error) { return a.store.GetRisk(ctx, org, id) },
-		func(v *Risk) (**time.Time, *time.Time) { return &v.ArchivedAt, &v.UpdatedAt },
-		func(ctx context.Context, v *Risk) error { return a.store.UpdateRisk(ctx, org, v) })
+	return setArchived(ctx, a, "risk", id, archived, a.store.GetRisk,
+		func(v *Risk) (**time.Time, *time.Time) { return &v.ArchivedAt, &v.UpdatedAt }, a.store.UpdateRisk)
 }
 
 // GetRisk returns one risk; employees and contractors see only risks they own.

@@ -393,14 +393,8 @@ func (a *App) UpdateVendor(ctx context.Context, id string, in VendorInput) (*Ven
 // SetVendorArchived archives or restores a vendor. Archived vendors leave the
 // default list.
 func (a *App) SetVendorArchived(ctx context.Context, id string, archived bool) (*Vendor, error) {
-	org := ""
-	if p := PrincipalFrom(ctx); p != nil {
-		org = p.OrgID
-	}
-	return setArchived(ctx, a, "vendor", id, archived,
-		func(ctx context.Context) (*Vendor, error) { return a.store.GetVendor(ctx, org, id) },
-		func(v *Vendor) (**time.Time, *time.Time) { return &v.ArchivedAt, &v.UpdatedAt },
-		func(ctx context.Context, v *Vendor) error { return a.store.UpdateVendor(ctx, org, v) })
+	return setArchived(ctx, a, "vendor", id, archived, a.store.GetVendor,
+		func(v *Vendor) (**time.Time, *time.Time) { return &v.ArchivedAt, &v.UpdatedAt }, a.store.UpdateVendor)
 }
 
 // GetVendor returns one vendor; employees and contractors see only vendors

@@ -43,6 +43,12 @@ type testEnv struct {
 
 func newTestServer(t *testing.T) *testEnv {
 	t.Helper()
+	return newTestServerWith(t, nil)
+}
+
+// newTestServerWith is newTestServer with Options changed by configure.
+func newTestServerWith(t *testing.T, configure func(*Options)) *testEnv {
+	t.Helper()
 	dir := t.TempDir()
 	ctx := context.Background()
 	db, err := storage.Open(ctx, filepath.Join(dir, "test.db"))
@@ -60,7 +66,11 @@ func newTestServer(t *testing.T) *testEnv {
 		t.Fatal(err)
 	}
 	a := app.NewWithFiles(db, files, clock.Now, log, app.Config{})
-	srv, err := New(a, log, Options{Version: "test", Health: db.Ping, Now: clock.Now, MaxUploadBytes: 2 << 20})
+	opts := Options{Version: "test", Health: db.Ping, Now: clock.Now, MaxUploadBytes: 2 << 20}
+	if configure != nil {
+		configure(&opts)
+	}
+	srv, err := New(a, log, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

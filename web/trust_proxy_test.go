@@ -2,49 +2,21 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/compliance-appliance/compliance/app"
-	"github.com/compliance-appliance/compliance/storage"
 )
 
 // newProxiedServer is newTestServer behind a reverse proxy: trusted_proxies
 // lists 10.0.0.0/8.
 func newProxiedServer(t *testing.T) *testEnv {
 	t.Helper()
-	dir := t.TempDir()
-	ctx := context.Background()
-	db, err := storage.Open(ctx, filepath.Join(dir, "test.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	clock := &fakeClock{t: time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	files, err := storage.NewFiles(filepath.Join(dir, "files"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := app.NewWithFiles(db, files, clock.Now, log, app.Config{})
-	srv, err := New(a, log, Options{Version: "test", Health: db.Ping, Now: clock.Now, MaxUploadBytes: 2 << 20,
-		TrustedProxies: []string{"10.0.0.0/8"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testEnv{t: t, db: db, app: a, srv: srv, clock: clock, dir: dir}
+	return newTestServerWith(t, func(o *Options) { o.TrustedProxies = []string{"10.0.0.0/8"} })
 }
 
 // from sends a request as if from peer, with an X-Forwarded-For header
