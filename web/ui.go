@@ -29,8 +29,34 @@ import (
 // page calls the same app services as the API.
 
 // uiSections are the first path segments the web application owns.
-var uiSections = map[string]bool{"": true, "login": true, "logout": true, "org": true, "static": true,
-	"frameworks": true, "controls": true, "tasks": true, "policies": true, "people": true, "settings": true, "api-keys": true, "webhooks": true, "audit-log": true, "soa": true, "trust-requests": true, "knowledge-base": true, "csrd": true, "trust-settings": true, "questionnaires": true, "evidence": true, "vendors": true, "findings": true, "finding-templates": true, "variables": true, "risks": true}
+var uiSections = map[string]bool{
+	"":                  true,
+	"api-keys":          true,
+	"audit-log":         true,
+	"controls":          true,
+	"csrd":              true,
+	"evidence":          true,
+	"finding-templates": true,
+	"findings":          true,
+	"frameworks":        true,
+	"knowledge-base":    true,
+	"login":             true,
+	"logout":            true,
+	"org":               true,
+	"people":            true,
+	"policies":          true,
+	"questionnaires":    true,
+	"risks":             true,
+	"settings":          true,
+	"soa":               true,
+	"static":            true,
+	"tasks":             true,
+	"trust-requests":    true,
+	"trust-settings":    true,
+	"variables":         true,
+	"vendors":           true,
+	"webhooks":          true,
+}
 
 // isUIPath reports whether a path belongs to the web application.
 func isUIPath(p string) bool {
