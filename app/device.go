@@ -41,6 +41,7 @@ type DeviceLink struct {
 // DeviceFilter narrows the device list.
 type DeviceFilter struct {
 	PersonID string
+	Unlinked bool // only devices linked to nobody
 	Page     Page
 }
 

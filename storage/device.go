@@ -53,6 +53,9 @@ func (db *DB) ListDevices(ctx context.Context, orgID string, f app.DeviceFilter)
 		cond += " AND person_id = ?"
 		args = append(args, f.PersonID)
 	}
+	if f.Unlinked {
+		cond += " AND person_id IS NULL"
+	}
 	out := app.List[app.Device]{Items: []app.Device{}}
 	q := db.rd(ctx)
 	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM devices WHERE `+cond, args...).Scan(&out.Total); err != nil {

@@ -60,6 +60,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiFindingTemplateRoutes(page)
 	s.uiVariableRoutes(page)
 	s.uiExportRoutes(page)
+	s.uiSendRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)
@@ -551,6 +552,9 @@ func (s *Server) vendorForm(w http.ResponseWriter, r *http.Request, v *view, vd 
 		"Statuses": app.VendorStatuses, "Probabilities": app.Probabilities, "Impacts": app.Impacts,
 		"Criticalities": app.Criticalities, "DPAStatuses": app.DPAStatuses}
 	if err := s.addComments(r, v, app.EntityVendor, "vendors", vd.ID); err != nil {
+		return err
+	}
+	if err := s.addVendorQuestionnaires(r, v, vd.ID); err != nil {
 		return err
 	}
 	return s.page(w, r, "vendor", v)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -57,12 +58,21 @@ func (s *Server) uiUploadQuestionnaire(w http.ResponseWriter, r *http.Request, v
 	return redirect(w, r, "/questionnaires/"+url.PathEscape(qn.ID)+"?done=created")
 }
 
-func (s *Server) questionnairePage(w http.ResponseWriter, r *http.Request, v *view, qn *app.Questionnaire, res *app.AutoAnswerResult) error {
+// questionnairePage shows a questionnaire; sent is its new vendor link,
+// shown only on the answer to sending it.
+func (s *Server) questionnairePage(w http.ResponseWriter, r *http.Request, v *view, qn *app.Questionnaire, res *app.AutoAnswerResult, sent *sentView) error {
 	v.Title, v.Section = qn.Name, "questionnaires"
 	if v.Flash == "" {
 		v.Flash = flash(r)
 	}
-	v.Data = map[string]any{"Q": qn, "Result": res}
+	var vd *app.Vendor
+	if qn.VendorID != nil {
+		var err error
+		if vd, err = s.app.GetVendor(r.Context(), *qn.VendorID); err != nil && !errors.Is(err, app.ErrNotFound) {
+			return err
+		}
+	}
+	v.Data = map[string]any{"Q": qn, "Result": res, "Vendor": vd, "Sent": sent}
 	return s.page(w, r, "questionnaire", v)
 }
 
@@ -71,7 +81,7 @@ func (s *Server) uiQuestionnaire(w http.ResponseWriter, r *http.Request, v *view
 	if err != nil {
 		return err
 	}
-	return s.questionnairePage(w, r, v, qn, nil)
+	return s.questionnairePage(w, r, v, qn, nil, nil)
 }
 
 // uiAutoAnswer answers from the knowledge base and shows the outcome on
@@ -81,5 +91,5 @@ func (s *Server) uiAutoAnswer(w http.ResponseWriter, r *http.Request, v *view) e
 	if err != nil {
 		return err
 	}
-	return s.questionnairePage(w, r, v, res.Questionnaire, res)
+	return s.questionnairePage(w, r, v, res.Questionnaire, res, nil)
 }
