@@ -120,7 +120,7 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 
 func (s *Server) logRequest(r *http.Request, status, size int, start time.Time, holder *principalHolder) {
 	attrs := []slog.Attr{
-		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status),
+		slog.String("method", r.Method), slog.String("path", loggedPath(r.URL.Path)), slog.Int("status", status),
 		slog.Int("bytes", size), slog.Duration("duration", time.Since(start)), slog.String("request_id", requestID(r)),
 	}
 	if holder.p != nil {
