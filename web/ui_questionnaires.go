@@ -29,7 +29,20 @@ func (s *Server) questionnairesPage(w http.ResponseWriter, r *http.Request, v *v
 	if v.Flash == "" {
 		v.Flash = flash(r)
 	}
-	v.Data = map[string]any{"Items": l.Items, "Pager": newPager(r, pg, l.Total)}
+	vendors := map[string]string{}
+	for _, q := range l.Items {
+		if q.VendorID == nil || vendors[*q.VendorID] != "" {
+			continue
+		}
+		vd, err := s.app.GetVendor(r.Context(), *q.VendorID)
+		if err != nil && !errors.Is(err, app.ErrNotFound) {
+			return err
+		}
+		if vd != nil {
+			vendors[vd.ID] = vd.Name
+		}
+	}
+	v.Data = map[string]any{"Items": l.Items, "Pager": newPager(r, pg, l.Total), "Vendors": vendors}
 	return s.page(w, r, "questionnaires", v)
 }
 

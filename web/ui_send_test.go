@@ -90,6 +90,16 @@ func TestUISendQuestionnaire(t *testing.T) {
 	wantNoBody(t, rec, "Send again with a new link")
 	rec = admin.get("/vendors/" + f.vendor)
 	wantBody(t, rec, `href="/questionnaires/`+qid+`"`, "Hosting review 2026", "b-submitted")
+	wantBody(t, admin.get("/questionnaires"), `<a href="/vendors/`+f.vendor+`">Hosting GmbH</a>`, "Hosting review 2026")
+	// An employee the vendor is assigned to sees the vendor, not its questionnaires.
+	if _, err := e.app.UpdateVendor(ctx, f.vendor, app.VendorInput{AssigneeID: app.Some(f.employeeID)}); err != nil {
+		t.Fatal(err)
+	}
+	emp := e.browser()
+	emp.signIn(f.employee)
+	rec = emp.get("/vendors/" + f.vendor)
+	wantStatus(t, rec, http.StatusOK)
+	wantNoBody(t, rec, `id="questionnaires"`, "Hosting review 2026", "Send a questionnaire")
 
 	// An earlier questionnaire's questions go to another send.
 	rec = admin.post("/vendors/"+f.vendor+"/questionnaires", url.Values{"source": {"questionnaire:" + qid}})
