@@ -23,6 +23,10 @@ func scheduledJobs(e *env, o app.DeliveryOptions) []app.Job {
 			_, err := e.app.PurgeDeliveries(ctx, o.Retention)
 			return err
 		}},
+		{Name: "purge_events", Interval: 24 * time.Hour, Run: func(ctx context.Context) error {
+			_, err := e.app.PurgeEvents(ctx, o.Retention)
+			return err
+		}},
 		{Name: "optimize_database", Interval: 24 * time.Hour, Run: e.db.Optimize},
 		{Name: "purge_sessions", Interval: time.Hour, Run: e.app.PurgeSessions},
 		{Name: "purge_oauth_tokens", Interval: time.Hour, Run: e.app.PurgeOAuthTokens},
