@@ -33,6 +33,7 @@ var uiSections = map[string]bool{
 	"":                  true,
 	"api-keys":          true,
 	"audit-log":         true,
+	"context":           true,
 	"controls":          true,
 	"csrd":              true,
 	"evidence":          true,
