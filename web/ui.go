@@ -33,6 +33,7 @@ var uiSections = map[string]bool{
 	"":                  true,
 	"api-keys":          true,
 	"audit-log":         true,
+	"brand.css":         true,
 	"context":           true,
 	"controls":          true,
 	"csrd":              true,
@@ -114,6 +115,7 @@ type view struct {
 	Data     any
 	Status   int
 	Assets   map[string]string
+	Brand    string // version of /brand.css, "" when the organization has no colour
 	now      time.Time
 	lastPage string
 }
@@ -311,6 +313,7 @@ func (s *Server) uiWrap(acc uiAccess, h uiHandler) http.Handler {
 				hd.p = p
 			}
 			r = r.WithContext(app.WithPrincipal(r.Context(), p))
+			v.Brand = s.brandVersion(r.Context())
 			if !acc.public {
 				if err := p.Require(acc.cap); err != nil {
 					s.uiError(w, r, v, err)

@@ -61,6 +61,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiVariableRoutes(page)
 	s.uiExportRoutes(page)
 	s.uiContextRoutes(page)
+	s.uiBrandRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)
