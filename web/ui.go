@@ -41,6 +41,7 @@ var uiSections = map[string]bool{
 	"finding-templates": true,
 	"findings":          true,
 	"frameworks":        true,
+	"jobs":              true,
 	"knowledge-base":    true,
 	"login":             true,
 	"logout":            true,
@@ -116,6 +117,7 @@ type view struct {
 	Status   int
 	Assets   map[string]string
 	Brand    string // version of /brand.css, "" when the organization has no colour
+	Refresh  int    // seconds after which the page reloads itself, 0 for never
 	now      time.Time
 	lastPage string
 }

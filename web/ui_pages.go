@@ -62,6 +62,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiExportRoutes(page)
 	s.uiContextRoutes(page)
 	s.uiBrandRoutes(page)
+	s.uiJobRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)
