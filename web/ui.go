@@ -33,12 +33,15 @@ var uiSections = map[string]bool{
 	"":                  true,
 	"api-keys":          true,
 	"audit-log":         true,
+	"brand.css":         true,
+	"context":           true,
 	"controls":          true,
 	"csrd":              true,
 	"evidence":          true,
 	"finding-templates": true,
 	"findings":          true,
 	"frameworks":        true,
+	"jobs":              true,
 	"knowledge-base":    true,
 	"login":             true,
 	"logout":            true,
@@ -113,6 +116,8 @@ type view struct {
 	Data     any
 	Status   int
 	Assets   map[string]string
+	Brand    string // version of /brand.css, "" when the organization has no colour
+	Refresh  int    // seconds after which the page reloads itself, 0 for never
 	now      time.Time
 	lastPage string
 }
@@ -310,6 +315,7 @@ func (s *Server) uiWrap(acc uiAccess, h uiHandler) http.Handler {
 				hd.p = p
 			}
 			r = r.WithContext(app.WithPrincipal(r.Context(), p))
+			v.Brand = s.brandVersion(r.Context())
 			if !acc.public {
 				if err := p.Require(acc.cap); err != nil {
 					s.uiError(w, r, v, err)

@@ -60,6 +60,9 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiFindingTemplateRoutes(page)
 	s.uiVariableRoutes(page)
 	s.uiExportRoutes(page)
+	s.uiContextRoutes(page)
+	s.uiBrandRoutes(page)
+	s.uiJobRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)
@@ -904,6 +907,10 @@ var flashes = map[string]string{"saved": "Saved.", "created": "Created.", "uploa
 	"action-added": "Corrective action added.", "action-saved": "Corrective action saved.", "task-done": "Task completed.", "task-created": "Task created.",
 	"published": "Published: people who must sign are asked to acknowledge it.", "acknowledged": "Thank you: your acknowledgement is recorded.",
 	"revoked": "Key revoked: it stops working at once.", "redelivered": "Delivery queued again.", "decided": "Decision recorded; the requester is told by email where mail is set up.",
-	"commented": "Comment added.", "deleted": "Deleted."}
+	"commented": "Comment added.", "deleted": "Deleted.",
+	"context-saved":    "Context saved as a new version; the previous one is kept as a snapshot.",
+	"context-same":     "Nothing changed, so no new version was saved.",
+	"context-restored": "Version restored: it is now the current context, saved as a new version.",
+}
 
 func flash(r *http.Request) string { return flashes[r.URL.Query().Get("done")] }
