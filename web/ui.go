@@ -290,6 +290,10 @@ func (s *Server) uiWrap(acc uiAccess, h uiHandler) http.Handler {
 		}
 		if !safeMethod(r.Method) {
 			if err := s.parseForm(w, r); err != nil {
+				if to := tooLargeUploadBack(r, err); to != "" {
+					_ = redirect(w, r, to)
+					return
+				}
 				s.uiError(w, r, v, err)
 				return
 			}

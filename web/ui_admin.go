@@ -67,6 +67,9 @@ func (s *Server) uiPerson(w http.ResponseWriter, r *http.Request, v *view) error
 		v.Flash = flash(r)
 	}
 	v.Data = map[string]any{"Person": p, "Devices": devs.Items, "MemberRoles": memberRoles()}
+	if err := s.addAttachments(r, v, app.EntityPerson, "people", p.ID); err != nil {
+		return err
+	}
 	return s.page(w, r, "person", v)
 }
 

@@ -59,6 +59,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiCommentRoutes(page)
 	s.uiFindingTemplateRoutes(page)
 	s.uiVariableRoutes(page)
+	s.uiAttachmentRoutes(page)
 	s.uiExportRoutes(page)
 	s.uiContextRoutes(page)
 	s.uiBrandRoutes(page)
@@ -306,6 +307,9 @@ func (s *Server) uiFramework(w http.ResponseWriter, r *http.Request, v *view) er
 	v.Flash = flash(r)
 	v.Data = map[string]any{"F": f, "Reqs": reqs.Items, "Pager": newPager(r, pg, reqs.Total), "Score": score, "Counts": counts,
 		"Statuses": app.ControlStatuses}
+	if err := s.addAttachments(r, v, app.EntityFramework, "frameworks", f.ID); err != nil {
+		return err
+	}
 	return s.page(w, r, "framework", v)
 }
 
@@ -354,6 +358,9 @@ func (s *Server) controlPage(w http.ResponseWriter, r *http.Request, v *view, c 
 	v.Data = map[string]any{"C": c, "Evidence": ev.Items, "EvidenceTotal": ev.Total, "People": s.people(r), "Statuses": app.ControlStatuses,
 		"Tasks": tasks.Items, "Recurrences": app.Recurrences}
 	if err := s.addComments(r, v, app.EntityControl, "controls", c.ID); err != nil {
+		return err
+	}
+	if err := s.addAttachments(r, v, app.EntityControl, "controls", c.ID); err != nil {
 		return err
 	}
 	return s.page(w, r, "control", v)
@@ -556,6 +563,9 @@ func (s *Server) vendorForm(w http.ResponseWriter, r *http.Request, v *view, vd 
 	if err := s.addComments(r, v, app.EntityVendor, "vendors", vd.ID); err != nil {
 		return err
 	}
+	if err := s.addAttachments(r, v, app.EntityVendor, "vendors", vd.ID); err != nil {
+		return err
+	}
 	return s.page(w, r, "vendor", v)
 }
 
@@ -735,6 +745,9 @@ func (s *Server) findingPage(w http.ResponseWriter, r *http.Request, v *view, fd
 	if err := s.addComments(r, v, app.EntityFinding, "findings", fd.ID); err != nil {
 		return err
 	}
+	if err := s.addAttachments(r, v, app.EntityFinding, "findings", fd.ID); err != nil {
+		return err
+	}
 	return s.page(w, r, "finding", v)
 }
 
@@ -850,6 +863,9 @@ func (s *Server) riskForm(w http.ResponseWriter, r *http.Request, v *view, rk *a
 	v.Data = map[string]any{"R": rk, "Categories": app.RiskCategories, "Statuses": app.RiskStatuses, "Treatments": app.RiskTreatments,
 		"Probabilities": app.Probabilities, "Impacts": app.Impacts, "People": s.people(r)}
 	if err := s.addComments(r, v, app.EntityRisk, "risks", rk.ID); err != nil {
+		return err
+	}
+	if err := s.addAttachments(r, v, app.EntityRisk, "risks", rk.ID); err != nil {
 		return err
 	}
 	return s.page(w, r, "risk", v)
