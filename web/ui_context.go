@@ -49,15 +49,6 @@ func newContextRows(c *app.OrgContext) contextRows {
 	return cr
 }
 
-// actorNames maps person ids to names for "saved by".
-func (s *Server) actorNames(r *http.Request) map[string]string {
-	m := map[string]string{}
-	for _, p := range s.people(r) {
-		m[p.ID] = p.Name
-	}
-	return m
-}
-
 func (s *Server) contextPage(w http.ResponseWriter, r *http.Request, v *view, c *app.OrgContext, form *app.ContextPatch) error {
 	v.Title, v.Section = "Organization context", "settings"
 	if v.Flash == "" {
@@ -75,7 +66,11 @@ func (s *Server) contextPage(w http.ResponseWriter, r *http.Request, v *view, c 
 		}
 		rows = newContextRows(&shown)
 	}
-	v.Data = map[string]any{"Ctx": c, "Rows": rows, "Categories": app.IssueCategories, "Names": s.actorNames(r)}
+	names, err := s.actorNames(r)
+	if err != nil {
+		return err
+	}
+	v.Data = map[string]any{"Ctx": c, "Rows": rows, "Categories": app.IssueCategories, "Names": names}
 	return s.page(w, r, "context", v)
 }
 
@@ -193,7 +188,11 @@ func (s *Server) uiContextSnapshots(w http.ResponseWriter, r *http.Request, v *v
 		return err
 	}
 	v.Title, v.Section = "Context versions", "settings"
-	v.Data = map[string]any{"Items": l.Items, "Pager": newPager(r, pg, l.Total), "Names": s.actorNames(r)}
+	names, err := s.actorNames(r)
+	if err != nil {
+		return err
+	}
+	v.Data = map[string]any{"Items": l.Items, "Pager": newPager(r, pg, l.Total), "Names": names}
 	return s.page(w, r, "context_snapshots", v)
 }
 
@@ -203,7 +202,11 @@ func (s *Server) uiContextSnapshot(w http.ResponseWriter, r *http.Request, v *vi
 		return err
 	}
 	v.Title, v.Section = "Context version "+strconv.Itoa(c.Version), "settings"
-	v.Data = map[string]any{"Ctx": c, "Names": s.actorNames(r)}
+	names, err := s.actorNames(r)
+	if err != nil {
+		return err
+	}
+	v.Data = map[string]any{"Ctx": c, "Names": names}
 	return s.page(w, r, "context_snapshot", v)
 }
 
@@ -217,7 +220,11 @@ func (s *Server) uiRestoreContextSnapshot(w http.ResponseWriter, r *http.Request
 			return gerr
 		}
 		v.Title, v.Section = "Context version "+strconv.Itoa(c.Version), "settings"
-		v.Data = map[string]any{"Ctx": c, "Names": s.actorNames(r)}
+		names, err := s.actorNames(r)
+		if err != nil {
+			return err
+		}
+		v.Data = map[string]any{"Ctx": c, "Names": names}
 		return s.page(w, r, "context_snapshot", v)
 	}
 	return redirect(w, r, "/context?done=context-restored")
