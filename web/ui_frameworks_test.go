@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -473,7 +474,11 @@ func TestUIFrameworkEditorOtherOrganization(t *testing.T) {
 func wantFieldError(t *testing.T, rec *httptest.ResponseRecorder, field, kind string) {
 	t.Helper()
 	body := rec.Body.String()
-	in := strings.Index(body, `aria-describedby="`+field+`-error"`)
+	loc := regexp.MustCompile(`aria-describedby="(?:[^"]* )?` + regexp.QuoteMeta(field) + `-error"`).FindStringIndex(body)
+	in := -1
+	if loc != nil {
+		in = loc[0]
+	}
 	msg := strings.Index(body, `<p class="field-error" id="`+field+`-error">`)
 	if in < 0 || msg < 0 {
 		t.Errorf("%s: no invalid field or message", field)
