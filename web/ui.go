@@ -53,6 +53,7 @@ var uiSections = map[string]bool{
 	"settings":          true,
 	"soa":               true,
 	"static":            true,
+	"task-templates":    true,
 	"tasks":             true,
 	"trust-requests":    true,
 	"trust-settings":    true,

@@ -18,6 +18,7 @@ import (
 // uiPageRoutes registers the pages of the web application.
 func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiHandler)) {
 	page("GET", "/", uiSignedIn, s.uiDashboard)
+	s.uiFrameworkEditorRoutes(page)
 
 	page("GET", "/frameworks", uiSignedIn, s.uiFrameworks)
 	page("GET", "/frameworks/{id}", uiSignedIn, s.uiFramework)
