@@ -23,7 +23,17 @@ func scheduledJobs(e *env, o app.DeliveryOptions) []app.Job {
 			_, err := e.app.PurgeDeliveries(ctx, o.Retention)
 			return err
 		}},
+		{Name: "purge_events", Interval: 24 * time.Hour, Run: func(ctx context.Context) error {
+			_, err := e.app.PurgeEvents(ctx, o.Retention)
+			return err
+		}},
 		{Name: "optimize_database", Interval: 24 * time.Hour, Run: e.db.Optimize},
+		// Daily: stored files nothing has referred to for a day go on the
+		// second run after their last reference went.
+		{Name: "collect_files", Interval: 24 * time.Hour, Run: func(ctx context.Context) error {
+			_, err := e.app.CollectFiles(ctx)
+			return err
+		}},
 		{Name: "purge_sessions", Interval: time.Hour, Run: e.app.PurgeSessions},
 		{Name: "purge_oauth_tokens", Interval: time.Hour, Run: e.app.PurgeOAuthTokens},
 		// Hourly: evidence.expiring fires within the hour evidence enters the

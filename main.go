@@ -207,6 +207,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 				CookieBlockKey: blockKey,
 				OAuthSecret:    oauthKey,
 				TrustedProxies: proxies,
+				WorkDir:        filepath.Join(e.dir.Root, "tmp"),
 			})
 			if err != nil {
 				return err
@@ -229,6 +230,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 				slog.String("data_dir", e.dir.Root))
 			select {
 			case err := <-errc:
+				_ = srv.Close()
 				stopJobs()
 				runner.Wait()
 				deliverer.Wait()
@@ -245,6 +247,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			sctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
 			shutdownErr := hs.Shutdown(sctx)
+			_ = srv.Close() // ends the web application's jobs, removes their files
 			stopJobs()
 			runner.Wait()
 			deliverer.Wait()

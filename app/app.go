@@ -42,6 +42,7 @@ type Store interface {
 	CorrectiveActionStore
 	CommentStore
 	AttachmentStore
+	FileRefStore
 	EntityStore
 	ESGStore
 	WebhookStore

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -300,6 +301,14 @@ func TestIdempotencyAppliesOncePerOrganization(t *testing.T) {
 	}
 	if _, _, err := a.Idempotent(app.SystemContext(ctx, o1.ID), "k", "h2", run); !errors.Is(err, app.ErrConflict) {
 		t.Fatalf("a different request under the same key is ErrConflict: %v", err)
+	}
+	// With another data-directory key the stored answer cannot be read:
+	// the retry is refused (409), never run a second time.
+	if err := a.SetWebhookKey(bytes.Repeat([]byte{7}, 32)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Idempotent(app.SystemContext(ctx, o1.ID), "k", "h1", run); !errors.Is(err, app.ErrConflict) || runs != 2 {
+		t.Fatalf("unreadable stored response: %v, ran %d times", err, runs)
 	}
 	c.Advance(25 * time.Hour)
 	if n, err := a.PurgeIdempotency(ctx); err != nil || n != 2 {

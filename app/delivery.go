@@ -370,3 +370,14 @@ func (a *App) PurgeDeliveries(ctx context.Context, retention time.Duration) (int
 	}
 	return a.store.PurgeDeliveries(ctx, a.Now().Add(-retention))
 }
+
+// PurgeEvents removes outbox events older than the retention once the
+// dispatcher has fanned them out: every delivery keeps its own copy of the
+// body it sends, and a new subscription starts after the newest event, so
+// nothing reads them again.
+func (a *App) PurgeEvents(ctx context.Context, retention time.Duration) (int64, error) {
+	if retention <= 0 {
+		retention = a.deliveryOptions().Retention
+	}
+	return a.store.PurgeEvents(ctx, a.Now().Add(-retention))
+}

@@ -293,6 +293,11 @@ func (a *App) ListEvidence(ctx context.Context, f EvidenceFilter) (List[Evidence
 	if err != nil {
 		return List[Evidence]{}, err
 	}
+	if p.SeesOnlyAssigned() && f.ControlID == "" && f.TaskID == "" {
+		// Employees and contractors see evidence of their own controls
+		// and tasks only, so they list it per control or task.
+		return List[Evidence]{}, Errorf(ErrForbidden, "list evidence by control or task")
+	}
 	if f.ControlID != "" {
 		c, err := a.store.GetControl(ctx, p.OrgID, f.ControlID)
 		if err != nil {

@@ -20,6 +20,9 @@ type ExportOptions struct {
 	// Auditor makes the auditor-scoped package: only current (unexpired)
 	// evidence and no internal fields (owners, uploaders, tasks).
 	Auditor bool
+	// Progress, when set, is told how many of the controls are written,
+	// before the first and after each one.
+	Progress func(done, total int)
 }
 
 // ExportManifest is manifest.json of an evidence export.
@@ -136,8 +139,16 @@ func (a *App) WriteEvidenceExport(ctx context.Context, w io.Writer, opts ExportO
 		}
 		f.Page.Page++
 	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = func(int, int) {}
+	}
+	progress(0, len(controls))
 	zw := zip.NewWriter(w)
-	for _, c := range controls {
+	for i, c := range controls {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("export evidence: %w", err)
+		}
 		ec := ExportControl{ID: c.ID, Code: c.Code, Name: c.Name, Status: c.Status, Assessment: c.Assessment,
 			Justification: c.Justification, Requirements: c.Requirements, Evidence: []ExportEvidence{}}
 		if !opts.Auditor {
@@ -162,6 +173,7 @@ func (a *App) WriteEvidenceExport(ctx context.Context, w io.Writer, opts ExportO
 			ec.Evidence = append(ec.Evidence, x)
 		}
 		m.Controls = append(m.Controls, ec)
+		progress(i+1, len(controls))
 	}
 	mw, err := zw.CreateHeader(&zip.FileHeader{Name: "manifest.json", Method: zip.Deflate, Modified: now})
 	if err != nil {

@@ -66,7 +66,12 @@ func (a *App) Idempotent(ctx context.Context, key, requestHash string, run func(
 		}
 		body, err := a.openIdempotentBody(p.OrgID, key, rec.Response.Body)
 		if err != nil {
-			return nil, err
+			// The request was carried out, but its stored answer can no
+			// longer be read (the data directory's key changed): running
+			// it again would apply it twice, so the retry is refused.
+			a.log.ErrorContext(ctx, "stored idempotent response unreadable", "organization_id", p.OrgID, "error", err)
+			return nil, Errorf(ErrConflict, "the request with Idempotency-Key %q was already carried out, but its stored response can no longer be read; "+
+				"check the result before repeating it under a new key", key)
 		}
 		rec.Response.Body = body
 		return &rec.Response, nil

@@ -847,11 +847,21 @@ func (s *scorer) matchFor(ctx context.Context, terms []term) (string, error) {
 
 // bestAnswers returns the best hit for each question (nil when nothing
 // matches), scoring the top candidates of BM25 by confidence.
-func (a *App) bestAnswers(ctx context.Context, orgID string, questions []string) ([]*KBHit, error) {
+func (a *App) bestAnswers(ctx context.Context, orgID string, questions []string, progress func(done, total int)) ([]*KBHit, error) {
 	sc := a.newScorer(orgID)
 	defer sc.save()
 	out := make([]*KBHit, len(questions))
+	if progress == nil {
+		progress = func(int, int) {}
+	}
+	progress(0, len(questions))
 	for i, q := range questions {
+		if i > 0 {
+			progress(i, len(questions))
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		terms := analyze(q)
 		if len(terms) == 0 {
 			continue
@@ -877,5 +887,6 @@ func (a *App) bestAnswers(ctx context.Context, orgID string, questions []string)
 		}
 		out[i] = best
 	}
+	progress(len(questions), len(questions))
 	return out, nil
 }

@@ -179,6 +179,10 @@ type AutoAnswerInput struct {
 	// Overwrite replaces manual answers too; generated answers are always
 	// refreshed.
 	Overwrite bool `json:"overwrite"`
+	// Progress, when set, is told how many of the questions to match are
+	// done, before the first and after each one (the web application's
+	// job page shows it).
+	Progress func(done, total int) `json:"-"`
 }
 
 // AutoAnswerResult reports an auto-answer run.
@@ -824,7 +828,7 @@ func (a *App) AutoAnswer(ctx context.Context, id string, in AutoAnswerInput) (*A
 		todo = append(todo, i)
 		texts = append(texts, qq.Question)
 	}
-	best, err := a.bestAnswers(ctx, p.OrgID, texts)
+	best, err := a.bestAnswers(ctx, p.OrgID, texts, in.Progress)
 	if err != nil {
 		return nil, fmt.Errorf("auto-answer questionnaire %s: %w", id, err)
 	}

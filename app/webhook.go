@@ -106,6 +106,9 @@ type WebhookStore interface {
 	// or releases them when it resumes.
 	SetDeliveriesHeld(ctx context.Context, orgID, webhookID string, held bool) error
 	PurgeDeliveries(ctx context.Context, before time.Time) (int64, error)
+	// PurgeEvents deletes outbox events older than before that have been
+	// fanned out, keeping the newest.
+	PurgeEvents(ctx context.Context, before time.Time) (int64, error)
 }
 
 // StoredEvent is an outbox row.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -438,4 +439,65 @@ func intPtr(p *int) any {
 		return nil
 	}
 	return *p
+}
+
+// purgeEventsBatch bounds one purge transaction, so the writer is never held
+// for long.
+const purgeEventsBatch = 5000
+
+// PurgeEvents deletes outbox events that occurred before the cut-off and
+// that the dispatcher has already fanned out (deliveries carry their own
+// copy of the body). The newest event is always kept. It walks the outbox
+// in sequence order and stops at the first event to keep, so a run reads
+// only what it deletes.
+func (db *DB) PurgeEvents(ctx context.Context, before time.Time) (int64, error) {
+	var total int64
+	cut := ts(before)
+	for {
+		var cursor, newest int64
+		if err := db.w.QueryRowContext(ctx, `SELECT (SELECT last_seq FROM webhook_cursor WHERE id = 1),
+			(SELECT coalesce(max(seq), 0) FROM events)`).Scan(&cursor, &newest); err != nil {
+			return total, fmt.Errorf("purge events: %w", mapErr(err))
+		}
+		upTo := min(cursor, newest-1)
+		rows, err := db.w.QueryContext(ctx, `SELECT seq, occurred_at FROM events WHERE seq <= ? ORDER BY seq LIMIT ?`, upTo, purgeEventsBatch)
+		if err != nil {
+			return total, fmt.Errorf("purge events: %w", err)
+		}
+		var last int64
+		n := 0
+		for rows.Next() {
+			var seq int64
+			var at string
+			if err := rows.Scan(&seq, &at); err != nil {
+				rows.Close()
+				return total, fmt.Errorf("purge events: %w", err)
+			}
+			if at >= cut {
+				break
+			}
+			last, n = seq, n+1
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return total, fmt.Errorf("purge events: %w", err)
+		}
+		if n == 0 {
+			return total, nil
+		}
+		res, err := db.w.ExecContext(ctx, `DELETE FROM events WHERE seq <= ?`, last)
+		if err != nil {
+			return total, fmt.Errorf("purge events: %w", mapErr(err))
+		}
+		k, err := res.RowsAffected()
+		if err != nil {
+			return total, err
+		}
+		total += k
+		if n < purgeEventsBatch {
+			return total, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+	}
 }

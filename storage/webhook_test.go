@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -156,5 +157,83 @@ func TestJobRunSlots(t *testing.T) {
 	runs, _ := db.RecentJobRuns(ctx, "j", 5)
 	if len(runs) != 2 || runs[0].Tries != 2 || runs[0].Status != app.JobRunning || runs[1].DurationMS == nil || *runs[1].DurationMS != 1000 {
 		t.Fatalf("runs %+v", runs)
+	}
+}
+
+// TestPurgeEvents: only events that are both older than the cut-off and
+// already fanned out go, in batches, and the newest event always stays.
+func TestPurgeEvents(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	old, recent := now.AddDate(0, 0, -60), now.AddDate(0, 0, -1)
+	cut := now.AddDate(0, 0, -30)
+	seed := func(t *testing.T, olds, recents int) *DB {
+		t.Helper()
+		db := migrated(t)
+		tx, err := db.w.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		for i := range olds + recents {
+			at := old.Add(time.Duration(i) * time.Second)
+			if i >= olds {
+				at = recent
+			}
+			if _, err := tx.Exec(`INSERT INTO events (id, organization_id, type, payload, occurred_at) VALUES (?, 'org_1', 'vendor.created', '{}', ?)`,
+				fmt.Sprintf("evt_%06d", i), ts(at)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	left := func(t *testing.T, db *DB) (n int, first int64) {
+		t.Helper()
+		if err := db.w.QueryRow(`SELECT count(*), coalesce(min(seq), 0) FROM events`).Scan(&n, &first); err != nil {
+			t.Fatal(err)
+		}
+		return n, first
+	}
+	cases := []struct {
+		name          string
+		olds, recents int
+		cursor        int64
+		wantDeleted   int64
+		wantLeft      int
+		wantFirstSeq  int64
+	}{
+		{"fanned out and old", 10, 2, 12, 10, 2, 11},
+		{"not yet fanned out stays", 10, 2, 5, 5, 7, 6},
+		{"nothing fanned out", 10, 0, 0, 0, 10, 1},
+		{"the newest stays", 10, 0, 10, 9, 1, 10},
+		{"recent stays", 0, 5, 5, 0, 5, 1},
+		{"several batches", 2*purgeEventsBatch + 7, 1, 2*purgeEventsBatch + 8, 2*purgeEventsBatch + 7, 1, 2*purgeEventsBatch + 8},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			db := seed(t, c.olds, c.recents)
+			if err := db.SetWebhookCursor(ctx, c.cursor); err != nil {
+				t.Fatal(err)
+			}
+			n, err := db.PurgeEvents(ctx, cut)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != c.wantDeleted {
+				t.Errorf("deleted %d, want %d", n, c.wantDeleted)
+			}
+			if l, first := left(t, db); l != c.wantLeft || first != c.wantFirstSeq {
+				t.Errorf("left %d from seq %d, want %d from %d", l, first, c.wantLeft, c.wantFirstSeq)
+			}
+			// A second run finds nothing more to do.
+			if n, err := db.PurgeEvents(ctx, cut); err != nil || n != 0 {
+				t.Errorf("second run: %d, %v", n, err)
+			}
+		})
 	}
 }

@@ -163,6 +163,10 @@ func (s *Server) securityHeaders(next http.Handler) http.Handler {
 func (s *Server) bodyLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > s.opts.MaxUploadBytes+(1<<20) {
+			if to := tooLargeUploadBack(r, &http.MaxBytesError{Limit: s.opts.MaxUploadBytes}); to != "" {
+				http.Redirect(w, r, to, http.StatusSeeOther) // a web page's upload: back to its page
+				return
+			}
 			s.writeError(w, r, &http.MaxBytesError{Limit: s.opts.MaxUploadBytes})
 			return
 		}

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/compliance-appliance/compliance/app"
@@ -191,8 +192,9 @@ func (s *fositeStore) save(ctx context.Context, kind, sig string, req fosite.Req
 	if exp.IsZero() {
 		exp = time.Now().Add(s.app.AuthSettings().RefreshTokenLifetime)
 	}
-	return s.app.SaveOAuthToken(ctx, &app.OAuthToken{Signature: sig, Kind: kind, RequestID: req.GetID(), GrantID: sess.GrantID,
-		ClientID: req.GetClient().GetID(), OrganizationID: sess.OrgID, UserID: sess.UserID, Active: true, Request: raw, ExpiresAt: exp})
+	t := &app.OAuthToken{Signature: sig, Kind: kind, RequestID: req.GetID(), GrantID: sess.GrantID,
+		ClientID: req.GetClient().GetID(), OrganizationID: sess.OrgID, UserID: sess.UserID, Active: true, Request: raw, ExpiresAt: exp}
+	return s.write(ctx, func(ctx context.Context) error { return s.app.SaveOAuthToken(ctx, t) })
 }
 
 func (s *fositeStore) load(ctx context.Context, kind, sig string, session fosite.Session) (fosite.Requester, bool, error) {
@@ -248,7 +250,7 @@ func (s *fositeStore) GetAuthorizeCodeSession(ctx context.Context, code string, 
 }
 
 func (s *fositeStore) InvalidateAuthorizeCodeSession(ctx context.Context, code string) error {
-	return notFoundOK(s.app.DeactivateOAuthToken(ctx, kindCode, code))
+	return s.write(ctx, func(ctx context.Context) error { return notFoundOK(s.app.DeactivateOAuthToken(ctx, kindCode, code)) })
 }
 
 func (s *fositeStore) CreatePKCERequestSession(ctx context.Context, sig string, req fosite.Requester) error {
@@ -261,7 +263,7 @@ func (s *fositeStore) GetPKCERequestSession(ctx context.Context, sig string, ses
 }
 
 func (s *fositeStore) DeletePKCERequestSession(ctx context.Context, sig string) error {
-	return notFoundOK(s.app.DeleteOAuthToken(ctx, kindPKCE, sig))
+	return s.write(ctx, func(ctx context.Context) error { return notFoundOK(s.app.DeleteOAuthToken(ctx, kindPKCE, sig)) })
 }
 
 func (s *fositeStore) CreateAccessTokenSession(ctx context.Context, sig string, req fosite.Requester) error {
@@ -280,7 +282,7 @@ func (s *fositeStore) GetAccessTokenSession(ctx context.Context, sig string, ses
 }
 
 func (s *fositeStore) DeleteAccessTokenSession(ctx context.Context, sig string) error {
-	return notFoundOK(s.app.DeleteOAuthToken(ctx, kindAccess, sig))
+	return s.write(ctx, func(ctx context.Context) error { return notFoundOK(s.app.DeleteOAuthToken(ctx, kindAccess, sig)) })
 }
 
 func (s *fositeStore) CreateRefreshTokenSession(ctx context.Context, sig, _ string, req fosite.Requester) error {
@@ -301,24 +303,89 @@ func (s *fositeStore) GetRefreshTokenSession(ctx context.Context, sig string, se
 }
 
 func (s *fositeStore) DeleteRefreshTokenSession(ctx context.Context, sig string) error {
-	return notFoundOK(s.app.DeleteOAuthToken(ctx, kindRefresh, sig))
+	return s.write(ctx, func(ctx context.Context) error { return notFoundOK(s.app.DeleteOAuthToken(ctx, kindRefresh, sig)) })
 }
 
 // RotateRefreshToken marks the used refresh token inactive (kept so that
 // presenting it again is detected) and ends the family's access tokens.
 func (s *fositeStore) RotateRefreshToken(ctx context.Context, requestID, sig string) error {
-	if err := s.app.DeactivateOAuthToken(ctx, kindRefresh, sig); err != nil {
-		return notFoundOK(err)
-	}
-	return s.app.RevokeOAuthFamily(ctx, kindAccess, requestID)
+	return s.write(ctx, func(ctx context.Context) error {
+		if err := s.app.DeactivateOAuthToken(ctx, kindRefresh, sig); err != nil {
+			return notFoundOK(err)
+		}
+		return s.app.RevokeOAuthFamily(ctx, kindAccess, requestID)
+	})
 }
 
 func (s *fositeStore) RevokeRefreshToken(ctx context.Context, requestID string) error {
-	return s.app.RevokeOAuthFamily(ctx, kindRefresh, requestID)
+	return s.write(ctx, func(ctx context.Context) error { return s.app.RevokeOAuthFamily(ctx, kindRefresh, requestID) })
 }
 
 func (s *fositeStore) RevokeAccessToken(ctx context.Context, requestID string) error {
-	return s.app.RevokeOAuthFamily(ctx, kindAccess, requestID)
+	return s.write(ctx, func(ctx context.Context) error { return s.app.RevokeOAuthFamily(ctx, kindAccess, requestID) })
+}
+
+// oauthTx holds the writes of one token-endpoint exchange (a code for
+// tokens, a refresh-token rotation, a reuse revocation) between fosite's
+// BeginTX and Commit; Commit applies them in one database transaction, so
+// a crash or a failed write never leaves a used refresh token or code
+// without the tokens that replace it.
+type oauthTx struct {
+	mu  sync.Mutex
+	ops []func(ctx context.Context) error
+}
+
+type oauthTxKey struct{}
+
+// write applies op now, or at Commit when fosite has begun a transaction.
+// Inside one, fosite only writes (it reads before BeginTX), so nothing
+// needs to see a queued write before it commits.
+func (s *fositeStore) write(ctx context.Context, op func(ctx context.Context) error) error {
+	if tx, ok := ctx.Value(oauthTxKey{}).(*oauthTx); ok {
+		tx.mu.Lock()
+		tx.ops = append(tx.ops, op)
+		tx.mu.Unlock()
+		return nil
+	}
+	return op(ctx)
+}
+
+// BeginTX starts collecting writes (fosite's storage.Transactional).
+func (s *fositeStore) BeginTX(ctx context.Context) (context.Context, error) {
+	return context.WithValue(ctx, oauthTxKey{}, &oauthTx{}), nil
+}
+
+// Commit applies the collected writes in one transaction: all or none.
+func (s *fositeStore) Commit(ctx context.Context) error {
+	tx, ok := ctx.Value(oauthTxKey{}).(*oauthTx)
+	if !ok {
+		return nil
+	}
+	tx.mu.Lock()
+	ops := tx.ops
+	tx.ops = nil
+	tx.mu.Unlock()
+	if len(ops) == 0 {
+		return nil
+	}
+	return s.app.InOAuthTx(context.WithValue(ctx, oauthTxKey{}, nil), func(ctx context.Context) error {
+		for _, op := range ops {
+			if err := op(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Rollback drops the collected writes.
+func (s *fositeStore) Rollback(ctx context.Context) error {
+	if tx, ok := ctx.Value(oauthTxKey{}).(*oauthTx); ok {
+		tx.mu.Lock()
+		tx.ops = nil
+		tx.mu.Unlock()
+	}
+	return nil
 }
 
 // baseURL is public_url when set, else the request's scheme and host.

@@ -30,6 +30,10 @@ type Options struct {
 	// TrustedProxies are the addresses or CIDR ranges of reverse proxies
 	// whose X-Forwarded-For names the client for sign-in throttling.
 	TrustedProxies []string
+	// WorkDir holds the files of the web application's jobs (evidence
+	// exports) until they are downloaded; empty means the system's
+	// temporary directory.
+	WorkDir string
 }
 
 // Authenticator resolves a credential of a request to a principal. It
@@ -50,6 +54,10 @@ type Server struct {
 	oauth   *oauthServer
 	mcp     http.Handler
 	webui   *ui
+	jobs    *jobRunner
+	// autoAnswerInline is the most questions the web application answers
+	// within the request; larger questionnaires are answered in a job.
+	autoAnswerInline int
 }
 
 // New builds the router with every route and middleware.

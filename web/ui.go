@@ -33,13 +33,16 @@ var uiSections = map[string]bool{
 	"":                  true,
 	"api-keys":          true,
 	"audit-log":         true,
+	"brand.css":         true,
 	"connected-apps":    true,
+	"context":           true,
 	"controls":          true,
 	"csrd":              true,
 	"evidence":          true,
 	"finding-templates": true,
 	"findings":          true,
 	"frameworks":        true,
+	"jobs":              true,
 	"knowledge-base":    true,
 	"login":             true,
 	"logout":            true,
@@ -52,6 +55,7 @@ var uiSections = map[string]bool{
 	"settings":          true,
 	"soa":               true,
 	"static":            true,
+	"task-templates":    true,
 	"tasks":             true,
 	"trust-requests":    true,
 	"trust-settings":    true,
@@ -115,6 +119,8 @@ type view struct {
 	Data     any
 	Status   int
 	Assets   map[string]string
+	Brand    string // version of /brand.css, "" when the organization has no colour
+	Refresh  int    // seconds after which the page reloads itself, 0 for never
 	now      time.Time
 	lastPage string
 }
@@ -287,6 +293,10 @@ func (s *Server) uiWrap(acc uiAccess, h uiHandler) http.Handler {
 		}
 		if !safeMethod(r.Method) {
 			if err := s.parseForm(w, r); err != nil {
+				if to := tooLargeUploadBack(r, err); to != "" {
+					_ = redirect(w, r, to)
+					return
+				}
 				s.uiError(w, r, v, err)
 				return
 			}
@@ -312,6 +322,7 @@ func (s *Server) uiWrap(acc uiAccess, h uiHandler) http.Handler {
 				hd.p = p
 			}
 			r = r.WithContext(app.WithPrincipal(r.Context(), p))
+			v.Brand = s.brandVersion(r.Context())
 			if !acc.public {
 				if err := p.Require(acc.cap); err != nil {
 					s.uiError(w, r, v, err)

@@ -70,6 +70,9 @@ func (s *Server) uiPerson(w http.ResponseWriter, r *http.Request, v *view) error
 	if err := s.addDeviceChoices(r, v); err != nil {
 		return err
 	}
+	if err := s.addAttachments(r, v, app.EntityPerson, "people", p.ID); err != nil {
+		return err
+	}
 	return s.page(w, r, "person", v)
 }
 

@@ -278,8 +278,8 @@ func TestUIBrowser(t *testing.T) {
 	for _, page := range []struct{ path, sel string }{
 		{"/vendors", `a[href="/vendors/new"]`},
 		{"/frameworks", `form[action$="/enable"]`},
-		{"/controls/" + control, `form[enctype="multipart/form-data"], form[action^="/controls/"]:not([action$="/comments"]), form[action="/tasks"]`},
-		{"/vendors/" + f.vendor, `button[type=submit]:not([class="secondary"]):not(#comments button)`},
+		{"/controls/" + control, `form[enctype="multipart/form-data"]:not([action$="/attachments"]), form[action^="/controls/"]:not([action$="/comments"]):not([action$="/attachments"]), form[action="/tasks"]`},
+		{"/vendors/" + f.vendor, `button[type=submit]:not([class="secondary"]):not(#comments button):not(#attachments button)`},
 		{"/risks", `a[href="/risks/new"]`},
 	} {
 		if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+page.path), chromedp.WaitVisible(chromedp.CSS("h1"))); err != nil {

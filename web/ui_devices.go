@@ -42,9 +42,10 @@ func (s *Server) addDeviceChoices(r *http.Request, v *view) error {
 		return err
 	}
 	data["Unlinked"], data["UnlinkedTotal"], data["Platforms"] = l.Items, l.Total, app.DevicePlatforms()
-	// The form posted was a device form: the person's own form shows the
-	// stored values, not blanks.
+	// Which form was posted: the others show the stored values, not the
+	// blanks of a form they did not send.
 	data["DeviceForm"] = v.Form != nil && v.Form.Has("mode")
+	data["PersonForm"] = r.Method == http.MethodPost && !strings.Contains(strings.TrimPrefix(r.URL.Path, "/people/"), "/")
 	return nil
 }
 

@@ -18,6 +18,7 @@ import (
 // uiPageRoutes registers the pages of the web application.
 func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiHandler)) {
 	page("GET", "/", uiSignedIn, s.uiDashboard)
+	s.uiFrameworkEditorRoutes(page)
 
 	page("GET", "/frameworks", uiSignedIn, s.uiFrameworks)
 	page("GET", "/frameworks/{id}", uiSignedIn, s.uiFramework)
@@ -59,10 +60,14 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiCommentRoutes(page)
 	s.uiFindingTemplateRoutes(page)
 	s.uiVariableRoutes(page)
+	s.uiAttachmentRoutes(page)
 	s.uiExportRoutes(page)
 	s.uiSendRoutes(page)
 	s.uiOAuthRoutes(page)
 	s.uiDeviceRoutes(page)
+	s.uiContextRoutes(page)
+	s.uiBrandRoutes(page)
+	s.uiJobRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)
@@ -306,6 +311,9 @@ func (s *Server) uiFramework(w http.ResponseWriter, r *http.Request, v *view) er
 	v.Flash = flash(r)
 	v.Data = map[string]any{"F": f, "Reqs": reqs.Items, "Pager": newPager(r, pg, reqs.Total), "Score": score, "Counts": counts,
 		"Statuses": app.ControlStatuses}
+	if err := s.addAttachments(r, v, app.EntityFramework, "frameworks", f.ID); err != nil {
+		return err
+	}
 	return s.page(w, r, "framework", v)
 }
 
@@ -354,6 +362,9 @@ func (s *Server) controlPage(w http.ResponseWriter, r *http.Request, v *view, c 
 	v.Data = map[string]any{"C": c, "Evidence": ev.Items, "EvidenceTotal": ev.Total, "People": s.people(r), "Statuses": app.ControlStatuses,
 		"Tasks": tasks.Items, "Recurrences": app.Recurrences}
 	if err := s.addComments(r, v, app.EntityControl, "controls", c.ID); err != nil {
+		return err
+	}
+	if err := s.addAttachments(r, v, app.EntityControl, "controls", c.ID); err != nil {
 		return err
 	}
 	return s.page(w, r, "control", v)
@@ -559,6 +570,9 @@ func (s *Server) vendorForm(w http.ResponseWriter, r *http.Request, v *view, vd 
 	if err := s.addVendorQuestionnaires(r, v, vd.ID); err != nil {
 		return err
 	}
+	if err := s.addAttachments(r, v, app.EntityVendor, "vendors", vd.ID); err != nil {
+		return err
+	}
 	return s.page(w, r, "vendor", v)
 }
 
@@ -738,6 +752,9 @@ func (s *Server) findingPage(w http.ResponseWriter, r *http.Request, v *view, fd
 	if err := s.addComments(r, v, app.EntityFinding, "findings", fd.ID); err != nil {
 		return err
 	}
+	if err := s.addAttachments(r, v, app.EntityFinding, "findings", fd.ID); err != nil {
+		return err
+	}
 	return s.page(w, r, "finding", v)
 }
 
@@ -855,6 +872,9 @@ func (s *Server) riskForm(w http.ResponseWriter, r *http.Request, v *view, rk *a
 	if err := s.addComments(r, v, app.EntityRisk, "risks", rk.ID); err != nil {
 		return err
 	}
+	if err := s.addAttachments(r, v, app.EntityRisk, "risks", rk.ID); err != nil {
+		return err
+	}
 	return s.page(w, r, "risk", v)
 }
 
@@ -910,6 +930,10 @@ var flashes = map[string]string{"saved": "Saved.", "created": "Created.", "uploa
 	"action-added": "Corrective action added.", "action-saved": "Corrective action saved.", "task-done": "Task completed.", "task-created": "Task created.",
 	"published": "Published: people who must sign are asked to acknowledge it.", "acknowledged": "Thank you: your acknowledgement is recorded.",
 	"revoked": "Key revoked: it stops working at once.", "redelivered": "Delivery queued again.", "decided": "Decision recorded; the requester is told by email where mail is set up.",
-	"commented": "Comment added.", "deleted": "Deleted."}
+	"commented": "Comment added.", "deleted": "Deleted.",
+	"context-saved":    "Context saved as a new version; the previous one is kept as a snapshot.",
+	"context-same":     "Nothing changed, so no new version was saved.",
+	"context-restored": "Version restored: it is now the current context, saved as a new version.",
+}
 
 func flash(r *http.Request) string { return flashes[r.URL.Query().Get("done")] }

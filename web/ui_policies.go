@@ -121,6 +121,9 @@ func (s *Server) policyPage(w http.ResponseWriter, r *http.Request, v *view, p *
 		v.Flash = flash(r)
 	}
 	v.Data = data
+	if err := s.addAttachments(r, v, app.EntityPolicy, "policies", p.ID); err != nil {
+		return err
+	}
 	return s.page(w, r, "policy", v)
 }
 

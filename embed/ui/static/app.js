@@ -10,10 +10,34 @@
   document.querySelectorAll("form[data-confirm]").forEach(function (f) {
     f.addEventListener("submit", function (e) { if (!window.confirm(f.getAttribute("data-confirm"))) { e.preventDefault(); } });
   });
+  // Say at once when a chosen file is over the upload limit, next to the
+  // field (the server refuses it anyway and says so on the page).
+  document.querySelectorAll("input[type=file][data-max-bytes]").forEach(function (inp) {
+    var max = parseInt(inp.getAttribute("data-max-bytes"), 10);
+    function check() {
+      var f = inp.files && inp.files[0];
+      var msg = f && max > 0 && f.size > max ? "The file is larger than the upload limit of " + inp.getAttribute("data-max-label") + ". Choose a smaller file." : "";
+      var id = inp.id + "-error", p = document.getElementById(id);
+      if (msg) {
+        if (!p) { p = document.createElement("p"); p.className = "field-error"; p.id = id; inp.insertAdjacentElement("afterend", p); }
+        p.textContent = msg;
+        inp.setAttribute("aria-invalid", "true");
+        inp.setAttribute("aria-describedby", id);
+      } else if (p && f) {
+        p.remove();
+        inp.removeAttribute("aria-invalid");
+        inp.removeAttribute("aria-describedby");
+      }
+      return !msg;
+    }
+    inp.addEventListener("change", check);
+    if (inp.form) { inp.form.addEventListener("submit", function (e) { if (!check()) { e.preventDefault(); inp.focus(); } }); }
+  });
   // Disable a form's submit button while it is sent (uploads take a moment)
   // and say so, so nobody submits twice.
   document.querySelectorAll("form[method=post]").forEach(function (f) {
-    f.addEventListener("submit", function () {
+    f.addEventListener("submit", function (e) {
+      if (e.defaultPrevented) { return; }
       var b = f.querySelector("button[type=submit]");
       if (b && !f.hasAttribute("data-confirm")) {
         window.setTimeout(function () { b.disabled = true; b.setAttribute("aria-busy", "true"); }, 0);
