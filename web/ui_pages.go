@@ -56,6 +56,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiSOATrustRoutes(page)
 	s.uiMoreRoutes(page)
 	s.uiQuestionnaireRoutes(page)
+	s.uiAnswerRoutes(page)
 	s.uiPeopleRoutes(page)
 	s.uiCommentRoutes(page)
 	s.uiFindingTemplateRoutes(page)
@@ -931,6 +932,8 @@ var flashes = map[string]string{"saved": "Saved.", "created": "Created.", "uploa
 	"published": "Published: people who must sign are asked to acknowledge it.", "acknowledged": "Thank you: your acknowledgement is recorded.",
 	"revoked": "Key revoked: it stops working at once.", "redelivered": "Delivery queued again.", "decided": "Decision recorded; the requester is told by email where mail is set up.",
 	"commented": "Comment added.", "deleted": "Deleted.",
+	"answers-saved":    "Answers saved.",
+	"answers-same":     "No answer changed, so nothing was saved.",
 	"context-saved":    "Context saved as a new version; the previous one is kept as a snapshot.",
 	"context-same":     "Nothing changed, so no new version was saved.",
 	"context-restored": "Version restored: it is now the current context, saved as a new version.",

@@ -87,7 +87,10 @@ func (s *Server) questionnairePage(w http.ResponseWriter, r *http.Request, v *vi
 			return err
 		}
 	}
-	v.Data = map[string]any{"Q": qn, "Result": res, "Vendor": vd, "Sent": sent}
+	// The answers are edited in place: after ?edit=answers, or when a save
+	// of them needs correcting.
+	edit := v.Can("manage") && qn.Direction != "outgoing" && (r.URL.Query().Get("edit") == "answers" || strings.HasSuffix(r.URL.Path, "/answers"))
+	v.Data = map[string]any{"Q": qn, "Result": res, "Vendor": vd, "Sent": sent, "Edit": edit}
 	return s.page(w, r, "questionnaire", v)
 }
 
