@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -296,3 +297,71 @@ func TestBackupIsAReadableCopy(t *testing.T) {
 }
 
 func assetsFS() fs.FS { return assets.Migrations }
+
+// TestNoStat4Samples: the STAT4 samples ANALYZE gathers are dropped when
+// the database opens and by the nightly optimize (sqlite_stat1 stays), so
+// a changed organization binding never recompiles a list statement.
+func TestNoStat4Samples(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "stats.db")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.InTx(ctx, func(ctx context.Context) error {
+		for o := range 3 {
+			org := fmt.Sprintf("org_%d", o)
+			if err := db.CreateOrganization(ctx, &app.Organization{ID: org, Name: org, Slug: org, Plan: app.PlanEnterprise, CreatedAt: time.Now(), UpdatedAt: time.Now()}); err != nil {
+				return err
+			}
+			for i := range 50 {
+				if err := db.CreateVendor(ctx, org, benchVendor(o*50+i)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	count := func(table string) int {
+		t.Helper()
+		var n int
+		if err := db.w.QueryRow(`SELECT count(*) FROM ` + table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if _, err := db.w.Exec(`ANALYZE`); err != nil {
+		t.Fatal(err)
+	}
+	if count("sqlite_stat4") == 0 || count("sqlite_stat1") == 0 {
+		t.Fatal("ANALYZE gathered no statistics to drop")
+	}
+	db.Close()
+	if db, err = Open(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { db.Close() }()
+	if count("sqlite_stat4") != 0 || count("sqlite_stat1") == 0 {
+		t.Fatalf("after open: stat4 %d, stat1 %d", count("sqlite_stat4"), count("sqlite_stat1"))
+	}
+	if _, err := db.w.Exec(`ANALYZE`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Optimize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if count("sqlite_stat4") != 0 || count("sqlite_stat1") == 0 {
+		t.Fatalf("after optimize: stat4 %d, stat1 %d", count("sqlite_stat4"), count("sqlite_stat1"))
+	}
+	// The lists still answer, from their indexes.
+	l, err := db.ListVendors(ctx, "org_1", app.VendorFilter{Criticality: "critical", Page: app.Page{Page: 1, PerPage: 10}})
+	if err != nil || l.Total == 0 {
+		t.Fatalf("list after optimize: %d %v", l.Total, err)
+	}
+}
