@@ -60,6 +60,7 @@ type ControlFilter struct {
 	FrameworkID string
 	Status      string
 	OwnerID     string
+	Search      string // text the code or name contains, case-insensitive
 	Page        Page
 }
 
@@ -181,6 +182,8 @@ func (a *App) ListControls(ctx context.Context, f ControlFilter) (List[Control],
 	}
 	ve := NewValidationError()
 	oneOf(ve, "status", f.Status, ControlStatuses)
+	f.Search = strings.TrimSpace(f.Search)
+	maxLen(ve, "q", f.Search, 200)
 	if err := ve.Err(); err != nil {
 		return List[Control]{}, err
 	}

@@ -91,6 +91,10 @@ func (db *DB) ListControls(ctx context.Context, orgID string, f app.ControlFilte
 		where = append(where, "owner_id = ?")
 		args = append(args, f.OwnerID)
 	}
+	if f.Search != "" {
+		where = append(where, "instr(lower(code || ' ' || name), ?) > 0")
+		args = append(args, strings.ToLower(f.Search))
+	}
 	cond := strings.Join(where, " AND ")
 	out := app.List[app.Control]{Items: []app.Control{}}
 	q := db.rd(ctx)

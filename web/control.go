@@ -15,7 +15,7 @@ func (s *Server) listControls(w http.ResponseWriter, r *http.Request) error {
 	}
 	q := r.URL.Query()
 	l, err := s.app.ListControls(r.Context(), app.ControlFilter{FrameworkID: q.Get("frameworkId"), Status: q.Get("status"),
-		OwnerID: q.Get("ownerId"), Page: p})
+		OwnerID: q.Get("ownerId"), Search: q.Get("q"), Page: p})
 	if err != nil {
 		return err
 	}

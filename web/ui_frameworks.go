@@ -177,21 +177,6 @@ func (s *Server) uiAddRequirement(w http.ResponseWriter, r *http.Request, v *vie
 	return redirect(w, r, requirementPath(req.FrameworkID, req.ID)+"?done=requirement-added")
 }
 
-// allControls lists every control the principal may see, in code order.
-func (s *Server) allControls(r *http.Request) ([]app.Control, error) {
-	var out []app.Control
-	for pg := 1; ; pg++ {
-		l, err := s.app.ListControls(r.Context(), app.ControlFilter{Page: app.Page{Page: pg, PerPage: app.MaxPerPage}})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, l.Items...)
-		if len(l.Items) < app.MaxPerPage || len(out) >= l.Total {
-			return out, nil
-		}
-	}
-}
-
 // maxControlChoices caps the checkbox list of the mapping form; a search
 // narrows it.
 const maxControlChoices = 100
@@ -205,39 +190,44 @@ func (s *Server) requirementPage(w http.ResponseWriter, r *http.Request, v *view
 	if err != nil {
 		return err
 	}
-	controls, err := s.allControls(r)
-	if err != nil {
-		return err
-	}
-	byID := make(map[string]*app.Control, len(controls))
-	for i := range controls {
-		byID[controls[i].ID] = &controls[i]
-	}
+	// The mapped controls, by id; the choices, one page of the controls
+	// matching the search: the page never loads every control.
 	mapped := map[string]bool{}
 	var shown []app.Control
 	hidden := 0
 	for _, cid := range req.ControlIDs {
 		mapped[cid] = true
-		if c := byID[cid]; c != nil {
-			shown = append(shown, *c)
-		} else {
+		c, err := s.app.GetControl(r.Context(), cid)
+		switch {
+		case errors.Is(err, app.ErrNotFound):
 			hidden++ // not visible to the role (employees see the controls they own)
+		case err != nil:
+			return err
+		default:
+			shown = append(shown, *c)
 		}
 	}
 	q := strings.TrimSpace(r.URL.Query().Get("q"))
 	needle := strings.ToLower(q)
+	all, err := s.app.ListControls(r.Context(), app.ControlFilter{Page: app.Page{Page: 1, PerPage: 1}})
+	if err != nil {
+		return err
+	}
+	found, err := s.app.ListControls(r.Context(), app.ControlFilter{Search: q,
+		Page: app.Page{Page: 1, PerPage: min(maxControlChoices+len(mapped), app.MaxPerPage)}})
+	if err != nil && !formErrors(err, v, r) {
+		return err
+	}
 	var choices []app.Control
-	matches := 0
-	for _, c := range controls {
-		if mapped[c.ID] {
-			continue
-		}
-		if needle != "" && !strings.Contains(strings.ToLower(c.Code+" "+c.Name), needle) {
-			continue
-		}
-		matches++
-		if len(choices) < maxControlChoices {
+	for _, c := range found.Items {
+		if !mapped[c.ID] && len(choices) < maxControlChoices {
 			choices = append(choices, c)
+		}
+	}
+	matches := found.Total
+	for _, c := range shown {
+		if needle == "" || strings.Contains(strings.ToLower(c.Code+" "+c.Name), needle) {
+			matches-- // mapped already, so not a choice
 		}
 	}
 	tpls, err := s.app.ListTaskTemplates(r.Context(), fw.ID)
@@ -263,7 +253,7 @@ func (s *Server) requirementPage(w http.ResponseWriter, r *http.Request, v *view
 		v.Flash = fwFlash(r)
 	}
 	v.Data = map[string]any{"F": fw, "R": req, "Mapped": shown, "Hidden": hidden, "Choices": choices, "Matches": matches,
-		"More": matches - len(choices), "Q": q, "ControlTotal": len(controls), "Templates": mine, "Checked": checked}
+		"More": matches - len(choices), "Q": q, "ControlTotal": all.Total, "Templates": mine, "Checked": checked}
 	return s.page(w, r, "requirement", v)
 }
 

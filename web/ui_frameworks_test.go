@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -574,46 +573,9 @@ func BenchmarkUIRequirementPage(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	cookies := []*http.Cookie{}
-	do := func(method, path string, form url.Values) *httptest.ResponseRecorder {
-		var req *http.Request
-		if form != nil {
-			req = httptest.NewRequest(method, path, strings.NewReader(form.Encode()))
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		} else {
-			req = httptest.NewRequest(method, path, nil)
-		}
-		for _, c := range cookies {
-			req.AddCookie(c)
-		}
-		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, req)
-		return rec
-	}
-	rec := do("GET", "/login", nil)
-	cookies = rec.Result().Cookies()
-	tok := uiCSRFRe.FindStringSubmatch(rec.Body.String())[1]
-	rec = do("POST", "/login", url.Values{"email": {"owner@bench.test"}, "password": {testPassword}, csrfField: {tok}})
-	if rec.Code != http.StatusSeeOther {
-		b.Fatalf("sign-in: %d", rec.Code)
-	}
-	cookies = rec.Result().Cookies()
+	do := benchSignIn(b, srv, "owner@bench.test")
 	for _, pg := range []struct{ name, path string }{{"requirement", requirementPath(fw.ID, r.ID)},
 		{"requirement-search", requirementPath(fw.ID, r.ID) + "?q=custom+control+19"}, {"task-templates", "/task-templates"}} {
-		p := pg.path
-		b.Run(pg.name, func(b *testing.B) {
-			d := make([]time.Duration, 0, b.N)
-			for i := 0; i < b.N; i++ {
-				t0 := time.Now()
-				rec := do("GET", p, nil)
-				d = append(d, time.Since(t0))
-				if rec.Code != http.StatusOK {
-					b.Fatalf("%s: %d", p, rec.Code)
-				}
-			}
-			slices.Sort(d)
-			b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, "p50-ms")
-			b.ReportMetric(float64(d[(len(d)*95)/100].Microseconds())/1000, "p95-ms")
-		})
+		benchPage(b, pg.name, pg.path, do)
 	}
 }
