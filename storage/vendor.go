@@ -154,19 +154,45 @@ func (db *DB) ListVendors(ctx context.Context, orgID string, f app.VendorFilter)
 	cond := strings.Join(where, " AND ")
 	out := app.List[app.Vendor]{Items: []app.Vendor{}}
 	q := db.rd(ctx)
-	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM vendors WHERE `+cond, args...).Scan(&out.Total); err != nil {
-		return out, err
-	}
-	if f.Page.Offset() >= out.Total {
-		return out, nil
-	}
-	// The page's ids come from the list index alone (filters and sort keys
-	// other than name live in it); only the page's rows are read in full.
-	rows, err := q.QueryContext(ctx, `SELECT `+vendorColumns+` FROM vendors WHERE organization_id = ? AND id IN
-		(SELECT id FROM vendors WHERE `+cond+` ORDER BY `+order+` LIMIT ? OFFSET ?) ORDER BY `+order,
-		append(append([]any{orgID}, args...), f.Page.PerPage, f.Page.Offset())...)
-	if err != nil {
-		return out, err
+	var rows *sql.Rows
+	var err error
+	if f.Search != "" {
+		// A text search tests every name of the organization: one pass
+		// finds the matches in order, which gives the total and the page,
+		// instead of a count and a page query each testing every name.
+		var ids []string
+		if ids, err = vendorIDs(ctx, q, `SELECT id FROM vendors WHERE `+cond+` ORDER BY `+order, args); err != nil {
+			return out, err
+		}
+		out.Total = len(ids)
+		if f.Page.Offset() >= out.Total {
+			return out, nil
+		}
+		page, err := json.Marshal(ids[f.Page.Offset():min(f.Page.Offset()+f.Page.PerPage, len(ids))])
+		if err != nil {
+			return out, err
+		}
+		rows, err = q.QueryContext(ctx, `SELECT `+vendorColumns+` FROM vendors WHERE organization_id = ? AND id IN
+			(SELECT value FROM json_each(?)) ORDER BY `+order, orgID, string(page))
+		if err != nil {
+			return out, err
+		}
+	} else {
+		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM vendors WHERE `+cond, args...).Scan(&out.Total); err != nil {
+			return out, err
+		}
+		if f.Page.Offset() >= out.Total {
+			return out, nil
+		}
+		// The page's ids come from the list index alone (filters and sort
+		// keys other than name live in it); only the page's rows are read
+		// in full.
+		rows, err = q.QueryContext(ctx, `SELECT `+vendorColumns+` FROM vendors WHERE organization_id = ? AND id IN
+			(SELECT id FROM vendors WHERE `+cond+` ORDER BY `+order+` LIMIT ? OFFSET ?) ORDER BY `+order,
+			append(append([]any{orgID}, args...), f.Page.PerPage, f.Page.Offset())...)
+		if err != nil {
+			return out, err
+		}
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -177,4 +203,22 @@ func (db *DB) ListVendors(ctx context.Context, orgID string, f app.VendorFilter)
 		out.Items = append(out.Items, *v)
 	}
 	return out, rows.Err()
+}
+
+// vendorIDs runs a query of vendor ids and returns them in order.
+func vendorIDs(ctx context.Context, q querier, query string, args []any) ([]string, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }

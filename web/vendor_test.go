@@ -252,6 +252,8 @@ func TestVendorListFilters(t *testing.T) {
 		{"status=assessed", "alpha delta"},
 		{"assigneeId=" + assignee, "alpha charlie"},
 		{"q=RAV", "bravo"},
+		{"q=A&sort=-name", "delta charlie bravo alpha"},
+		{"q=a&criticality=critical&sort=name", "alpha bravo"},
 		{"criticality=critical&processesPersonalData=true", "alpha bravo"},
 		{"criticality=critical&processesPersonalData=true&ictService=true", "alpha"},
 		{"criticality=critical&country=DE&category=cloud", "bravo"},
@@ -288,6 +290,20 @@ func TestVendorListFilters(t *testing.T) {
 				t.Fatal("authenticatedUser is for session auth only")
 			}
 		})
+	}
+	// A text search pages like any list: the total counts every match.
+	for _, pg := range []struct {
+		page string
+		want string
+	}{{"1", "alpha bravo"}, {"2", "charlie delta"}, {"3", ""}} {
+		m := obj(t, e.do("GET", "/v1/vendors?q=a&sort=name&perPage=2&page="+pg.page, key, nil))
+		var names []string
+		for _, v := range m["data"].([]any) {
+			names = append(names, v.(map[string]any)["name"].(string))
+		}
+		if got := strings.Join(names, " "); got != pg.want || m["meta"].(map[string]any)["total"] != float64(4) {
+			t.Fatalf("search page %s: %q, meta %v", pg.page, got, m["meta"])
+		}
 	}
 	for _, bad := range []struct{ query, field string }{
 		{"criticality=urgent", "criticality"},
