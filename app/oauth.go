@@ -112,6 +112,9 @@ type OAuthStore interface {
 	DeleteOAuthTokensOfGrant(ctx context.Context, grantID string) error
 	DeleteOAuthTokensOfClient(ctx context.Context, clientID string) error
 	PurgeOAuthTokens(ctx context.Context, before time.Time) (int, error)
+	// PurgeUnusedOAuthClients deletes anonymously registered clients
+	// created before the cut-off that never got a grant or a token.
+	PurgeUnusedOAuthClients(ctx context.Context, before time.Time) (int, error)
 }
 
 // OAuthClientInput is a dynamic registration (RFC 7591) or an app's
@@ -600,10 +603,14 @@ func (a *App) InOAuthTx(ctx context.Context, fn func(ctx context.Context) error)
 	return a.store.InTx(ctx, fn)
 }
 
-// PurgeOAuthTokens deletes codes and tokens expired more than a day ago (job).
+// PurgeOAuthTokens deletes codes and tokens expired more than a day ago,
+// and anonymously registered clients nobody used within a day (job).
 func (a *App) PurgeOAuthTokens(ctx context.Context) error {
 	if _, err := a.store.PurgeOAuthTokens(ctx, a.Now().Add(-24*time.Hour)); err != nil {
 		return fmt.Errorf("purge oauth tokens: %w", err)
+	}
+	if _, err := a.store.PurgeUnusedOAuthClients(ctx, a.Now().Add(-24*time.Hour)); err != nil {
+		return fmt.Errorf("purge oauth clients: %w", err)
 	}
 	return nil
 }

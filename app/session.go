@@ -83,6 +83,8 @@ const (
 	touchInterval        = time.Minute      // last_seen_at is written at most this often
 	maxConcurrentHashing = 4                // password checks at once (64 MiB each)
 	throttlePrune        = 10 * time.Minute // idle buckets are full again by then
+	registrationBurst    = 10               // anonymous client registrations per address
+	registrationRefill   = time.Minute      // one more per minute after that
 )
 
 // authState is the in-process state of sign-in: settings and throttles.
@@ -92,7 +94,10 @@ type authState struct {
 	cfg      AuthConfig
 	accounts map[string]*throttleBucket
 	address  map[string]*throttleBucket
-	hashing  chan struct{}
+	// registrations throttles anonymous OAuth client registration per
+	// address.
+	registrations map[string]*throttleBucket
+	hashing       chan struct{}
 	dummyMu  sync.Once
 	dummy    string
 }
@@ -106,6 +111,7 @@ func (s *authState) init() {
 	s.once.Do(func() {
 		s.accounts = map[string]*throttleBucket{}
 		s.address = map[string]*throttleBucket{}
+		s.registrations = map[string]*throttleBucket{}
 		s.hashing = make(chan struct{}, maxConcurrentHashing)
 		if s.cfg.SessionIdle <= 0 {
 			s.cfg.SessionIdle = 8 * time.Hour
@@ -190,6 +196,22 @@ func (a *App) throttled(email, ip string, now time.Time) error {
 		return &ThrottleError{RetryAfter: wait}
 	}
 	return nil
+}
+
+// AllowRegistration takes one anonymous OAuth client registration from the
+// address's allowance (10, then one a minute), or says how long to wait.
+func (a *App) AllowRegistration(ip string) error {
+	s := &a.auth
+	s.init()
+	now := a.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := bucketFor(s.registrations, ip, registrationBurst, registrationRefill, now)
+	if b.lim.AllowN(now, 1) {
+		return nil
+	}
+	tokens := b.lim.TokensAt(now)
+	return &ThrottleError{RetryAfter: time.Duration((1 - tokens) / float64(b.lim.Limit()) * float64(time.Second))}
 }
 
 // recordFailure drains one attempt from both buckets.

@@ -232,6 +232,19 @@ func (db *DB) DeleteOAuthTokensOfClient(ctx context.Context, clientID string) er
 	return mapErr(err)
 }
 
+// PurgeUnusedOAuthClients deletes clients registered anonymously (RFC 7591:
+// no organization, no secret) before the cut-off that never got a grant
+// or a code or token.
+func (db *DB) PurgeUnusedOAuthClients(ctx context.Context, before time.Time) (int, error) {
+	res, err := db.wr(ctx).ExecContext(ctx, `DELETE FROM oauth_clients WHERE organization_id IS NULL AND secret_hash = ''
+		AND created_at < ? AND id NOT IN (SELECT client_id FROM oauth_grants) AND id NOT IN (SELECT client_id FROM oauth_tokens)`, ts(before))
+	if err != nil {
+		return 0, fmt.Errorf("purge oauth clients: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
 // PurgeOAuthTokens deletes codes and tokens that expired before before.
 func (db *DB) PurgeOAuthTokens(ctx context.Context, before time.Time) (int, error) {
 	res, err := db.wr(ctx).ExecContext(ctx, `DELETE FROM oauth_tokens WHERE expires_at < ?`, ts(before))

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -527,6 +528,15 @@ func oauthError(w http.ResponseWriter, status int, code, desc string) {
 // register is RFC 7591 dynamic registration of a public client: no
 // pre-shared secret; PKCE replaces it.
 func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
+	// Registration needs no account, so each address gets a small
+	// allowance: nobody fills the database with clients.
+	var te *app.ThrottleError
+	if err := s.app.AllowRegistration(s.clientAddress(r)); errors.As(err, &te) {
+		w.Header().Set("Retry-After", strconv.Itoa(te.RetrySeconds()))
+		oauthError(w, http.StatusTooManyRequests, "temporarily_unavailable",
+			fmt.Sprintf("too many client registrations from this address; retry after %d seconds", te.RetrySeconds()))
+		return nil
+	}
 	var in registration
 	if err := decode(r, &in); err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", err.Error())
