@@ -36,6 +36,9 @@ const (
 	AuthSession = "session"
 	AuthOAuth   = "oauth"
 	AuthSystem  = "system" // CLI and background jobs
+	// AuthVendorLink is a vendor answering a questionnaire through its
+	// link, without an account.
+	AuthVendorLink = "vendor-link"
 )
 
 // Principal is who is acting, in which organization, with which role.
@@ -48,6 +51,7 @@ type Principal struct {
 	Email    string
 	KeyID    string // API key id when AuthType is api-key
 	ClientID string // OAuth client when AuthType is oauth
+	LinkID   string // questionnaire link when AuthType is vendor-link
 }
 
 // ActorType and ActorID identify the principal in the audit trail.
@@ -55,6 +59,8 @@ func (p *Principal) ActorType() string {
 	switch {
 	case p.AuthType == AuthAPIKey:
 		return "api_key"
+	case p.AuthType == AuthVendorLink:
+		return "vendor_link"
 	case p.UserID != "":
 		return "person"
 	default:
@@ -62,11 +68,14 @@ func (p *Principal) ActorType() string {
 	}
 }
 
-// ActorID is the key id, person id or "cli".
+// ActorID is the key id, the questionnaire link id, the person id or
+// "system".
 func (p *Principal) ActorID() string {
 	switch {
 	case p.AuthType == AuthAPIKey:
 		return p.KeyID
+	case p.AuthType == AuthVendorLink:
+		return p.LinkID
 	case p.UserID != "":
 		return p.UserID
 	default:

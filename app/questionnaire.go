@@ -752,9 +752,9 @@ func (a *App) FillByLink(ctx context.Context, token string, csrf *string, answer
 		if csrf != nil && !CheckLinkCSRF(l, *csrf) {
 			return ErrBadCSRF
 		}
-		// The vendor acts through the link: record it as the system acting
-		// for the organization.
-		ctx = WithPrincipal(ctx, &Principal{OrgID: l.OrganizationID, Role: RoleOwner, AuthType: AuthSystem})
+		// The vendor acts through the link, for the organization: the
+		// audit trail names the link.
+		ctx = WithPrincipal(ctx, &Principal{OrgID: l.OrganizationID, Role: RoleOwner, AuthType: AuthVendorLink, LinkID: l.ID})
 		q, err := a.store.GetQuestionnaire(ctx, l.OrganizationID, l.QuestionnaireID, true)
 		if err != nil {
 			return err
