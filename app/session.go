@@ -98,8 +98,8 @@ type authState struct {
 	// address.
 	registrations map[string]*throttleBucket
 	hashing       chan struct{}
-	dummyMu  sync.Once
-	dummy    string
+	dummyMu       sync.Once
+	dummy         string
 }
 
 type throttleBucket struct {
