@@ -107,7 +107,11 @@ func (s *Server) listDevices(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.app.ListDevices(r.Context(), app.DeviceFilter{PersonID: r.URL.Query().Get("personId"), Page: p})
+	unlinked, err := boolParam(r, "unlinked")
+	if err != nil {
+		return err
+	}
+	l, err := s.app.ListDevices(r.Context(), app.DeviceFilter{PersonID: r.URL.Query().Get("personId"), Unlinked: unlinked != nil && *unlinked, Page: p})
 	if err != nil {
 		return err
 	}

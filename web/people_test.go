@@ -235,6 +235,15 @@ func TestLinkAndUnlinkDevice(t *testing.T) {
 	if obj(t, rec)["personId"] != nil {
 		t.Fatal("the device record stays, unassigned")
 	}
+	// unlinked=true lists the devices linked to nobody.
+	unlinked := list(t, e.do("GET", "/v1/devices?unlinked=true", key, nil))
+	if len(unlinked) != 1 || unlinked[0]["id"] != dev {
+		t.Fatalf("unlinked devices: %v", unlinked)
+	}
+	if n := total(t, e.do("GET", "/v1/devices?unlinked=false", key, nil)); n < 1 {
+		t.Fatalf("unlinked=false lists every device: %d", n)
+	}
+	wantField(t, e.do("GET", "/v1/devices?unlinked=maybe", key, nil), "unlinked")
 	wantError(t, e.do("GET", "/v1/devices/"+dev, otherKey, nil), http.StatusNotFound, "not_found")
 }
 
