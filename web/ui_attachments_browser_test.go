@@ -1,13 +1,10 @@
 package web
 
 import (
-	"context"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/compliance-appliance/compliance/app"
@@ -18,21 +15,9 @@ import (
 // sent), then editing a comment in place. Screenshots go to a temporary
 // directory (UI_SCREENSHOT_DIR keeps them).
 func TestUIAttachmentsBrowser(t *testing.T) {
-	exe := chromium()
-	if exe == "" {
-		t.Skip("no Chromium installed")
-	}
-	if testing.Short() {
-		t.Skip("browser test skipped in -short mode")
-	}
+	exe := needBrowser(t)
 	e := newTestServer(t)
 	f := e.uiFixture("Acme")
-	ts := httptest.NewServer(e.srv)
-	defer ts.Close()
-	dir := os.Getenv("UI_SCREENSHOT_DIR")
-	if dir == "" {
-		dir = t.TempDir()
-	}
 	small, big := filepath.Join(t.TempDir(), "bia.pdf"), filepath.Join(t.TempDir(), "huge.bin")
 	if err := os.WriteFile(small, []byte("%PDF-1.4 business impact analysis"), 0o600); err != nil {
 		t.Fatal(err)
@@ -40,14 +25,7 @@ func TestUIAttachmentsBrowser(t *testing.T) {
 	if err := os.WriteFile(big, make([]byte, 3<<20), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.WindowSize(1366, 900), chromedp.Flag("disable-dev-shm-usage", true))
-	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 120*time.Second)
-	defer cancel()
+	ctx, base, dir := startBrowser(t, exe, e.srv)
 	eval := func(js string) string {
 		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
 		if err != nil {
@@ -55,7 +33,7 @@ func TestUIAttachmentsBrowser(t *testing.T) {
 		}
 		return s
 	}
-	page := ts.URL + "/risks/" + f.risk
+	page := base + "/risks/" + f.risk
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(page),
 		chromedp.WaitVisible(chromedp.CSS("#email")),

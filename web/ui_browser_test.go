@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -100,12 +101,10 @@ func waitNotice(text string) chromedp.Action[chromedp.Void] {
 	}
 }
 
-// TestUIBrowser drives Chromium through the main flows: sign-in, enabling
-// a framework, uploading evidence and seeing the score rise, a vendor form
-// with a validation error next to its field, and an auditor who is offered
-// no write actions. Screenshots go to a temporary directory
-// (UI_SCREENSHOT_DIR keeps them).
-func TestUIBrowser(t *testing.T) {
+// needBrowser returns the Chromium to drive, skipping the test without
+// one or under -short.
+func needBrowser(t *testing.T) string {
+	t.Helper()
 	exe := chromium()
 	if exe == "" {
 		t.Skip("no Chromium installed")
@@ -113,31 +112,53 @@ func TestUIBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test skipped in -short mode")
 	}
+	return exe
+}
+
+// startBrowser serves h on a local port and starts Chromium (1366x900,
+// a 2-minute budget); it returns the browser context, the server's base
+// URL and the screenshot directory (UI_SCREENSHOT_DIR, else a temporary
+// one). Everything stops when the test ends.
+func startBrowser(t *testing.T, exe string, h http.Handler) (ctx context.Context, base, dir string) {
+	t.Helper()
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	dir = os.Getenv("UI_SCREENSHOT_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
+		chromedp.WindowSize(1366, 900), chromedp.Flag("disable-dev-shm-usage", true))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelBrowser := chromedp.NewContext(alloc)
+	ctx, cancelTime := context.WithTimeout(ctx, 120*time.Second)
+	t.Cleanup(func() {
+		cancelTime()
+		cancelBrowser()
+		cancelAlloc()
+	})
+	return ctx, ts.URL, dir
+}
+
+// TestUIBrowser drives Chromium through the main flows: sign-in, enabling
+// a framework, uploading evidence and seeing the score rise, a vendor form
+// with a validation error next to its field, and an auditor who is offered
+// no write actions. Screenshots go to a temporary directory
+// (UI_SCREENSHOT_DIR keeps them).
+func TestUIBrowser(t *testing.T) {
+	exe := needBrowser(t)
 	e := newTestServer(t)
 	f := e.uiFixture("Acme")
 	fw, err := e.app.GetFramework(e.ctx(f.org), "bafin-marisk")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(e.srv)
-	defer ts.Close()
-	dir := os.Getenv("UI_SCREENSHOT_DIR")
-	if dir == "" {
-		dir = t.TempDir()
-	}
 	evidence := filepath.Join(t.TempDir(), "quality-policy.pdf")
 	if err := os.WriteFile(evidence, []byte("%PDF-1.4 quality policy"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.WindowSize(1366, 900), chromedp.Flag("disable-dev-shm-usage", true))
-	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 120*time.Second)
-	defer cancel()
+	ctx, base, dir := startBrowser(t, exe, e.srv)
 
 	text := func(sel string) string {
 		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
@@ -175,7 +196,7 @@ func TestUIBrowser(t *testing.T) {
 	}
 
 	// 1. A page behind sign-in: to sign-in, and back to the page.
-	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/controls")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/controls")); err != nil {
 		t.Fatal(err)
 	}
 	signIn(f.owner, "01-sign-in")
@@ -185,7 +206,7 @@ func TestUIBrowser(t *testing.T) {
 
 	// 2. Enable a framework.
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(ts.URL+"/frameworks"),
+		chromedp.Navigate(base+"/frameworks"),
 		chromedp.Click(chromedp.CSS(`form[action="/frameworks/`+fw.ID+`/enable"] button`)),
 		waitNotice("Framework enabled"),
 		shot(t, dir, "02-framework-enabled"),
@@ -199,12 +220,12 @@ func TestUIBrowser(t *testing.T) {
 
 	// 3. Evidence: a task on a control, a file, done; the score rises.
 	fwID, control := scoringControl(t, e, f.org, "iso9001-2015")
-	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/frameworks/"+fwID)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/frameworks/"+fwID)); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := strconv.Atoi(attr("p.stat", "data-score"))
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(ts.URL+"/controls/"+control),
+		chromedp.Navigate(base+"/controls/"+control),
 		chromedp.SendKeys(chromedp.CSS("#t-title"), "Upload the quality policy"),
 		chromedp.Click(chromedp.CSS(`form[action="/tasks"] button[type=submit]`)),
 		waitNotice("Task created."),
@@ -215,7 +236,7 @@ func TestUIBrowser(t *testing.T) {
 		waitNotice("Task completed."),
 		chromedp.WaitVisible(chromedp.CSS(`[data-status="implemented"]`)),
 		shot(t, dir, "03-control-implemented"),
-		chromedp.Navigate(ts.URL+"/frameworks/"+fwID),
+		chromedp.Navigate(base+"/frameworks/"+fwID),
 		chromedp.WaitVisible(chromedp.CSS("p.stat")),
 	)
 	if err != nil {
@@ -225,7 +246,7 @@ func TestUIBrowser(t *testing.T) {
 	if after <= before {
 		t.Fatalf("score %d -> %d after evidence, want a rise", before, after)
 	}
-	err = chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS("svg.chart")), shot(t, dir, "04-dashboard"))
+	err = chromedp.Do(ctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("svg.chart")), shot(t, dir, "04-dashboard"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +256,7 @@ func TestUIBrowser(t *testing.T) {
 
 	// 4. A vendor with a validation error next to the field.
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(ts.URL+"/vendors/new"),
+		chromedp.Navigate(base+"/vendors/new"),
 		chromedp.SendKeys(chromedp.CSS("#website"), "not a url"),
 		chromedp.Click(chromedp.CSS(`form[action="/vendors"] button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS("#name-error")),
@@ -282,17 +303,17 @@ func TestUIBrowser(t *testing.T) {
 		{"/vendors/" + f.vendor, `button[type=submit]:not([class="secondary"]):not(#comments button):not(#attachments button)`},
 		{"/risks", `a[href="/risks/new"]`},
 	} {
-		if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+page.path), chromedp.WaitVisible(chromedp.CSS("h1"))); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Navigate(base+page.path), chromedp.WaitVisible(chromedp.CSS("h1"))); err != nil {
 			t.Fatal(err)
 		}
 		if n := count(page.sel); n != 0 {
 			t.Errorf("auditor is offered %d write actions on %s (%s)", n, page.path, page.sel)
 		}
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/vendors/"+f.vendor), shot(t, dir, "07-auditor-vendor")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/vendors/"+f.vendor), shot(t, dir, "07-auditor-vendor")); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/risks"), shot(t, dir, "08-auditor-risks")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/risks"), shot(t, dir, "08-auditor-risks")); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,13 +1,9 @@
 package web
 
 import (
-	"context"
-	"net/http/httptest"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -18,29 +14,10 @@ import (
 // on. Screenshots go to a temporary directory (UI_SCREENSHOT_DIR keeps
 // them).
 func TestUISendBrowser(t *testing.T) {
-	exe := chromium()
-	if exe == "" {
-		t.Skip("no Chromium installed")
-	}
-	if testing.Short() {
-		t.Skip("browser test skipped in -short mode")
-	}
+	exe := needBrowser(t)
 	e := newTestServer(t)
 	f := e.uiFixture("Acme")
-	ts := httptest.NewServer(e.srv)
-	defer ts.Close()
-	dir := os.Getenv("UI_SCREENSHOT_DIR")
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.WindowSize(1366, 900), chromedp.Flag("disable-dev-shm-usage", true))
-	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 120*time.Second)
-	defer cancel()
+	ctx, base, dir := startBrowser(t, exe, e.srv)
 	value := func(sel string) string {
 		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(`+strconv.Quote(sel)+`).value`))
 		if err != nil {
@@ -50,7 +27,7 @@ func TestUISendBrowser(t *testing.T) {
 	}
 
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(ts.URL+"/vendors/"+f.vendor),
+		chromedp.Navigate(base+"/vendors/"+f.vendor),
 		chromedp.WaitVisible(chromedp.CSS("#email")),
 		chromedp.SendKeys(chromedp.CSS("#email"), f.admin),
 		chromedp.SendKeys(chromedp.CSS("#password"), testPassword),
@@ -67,7 +44,7 @@ func TestUISendBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	link := value("#new-link")
-	if !strings.HasPrefix(link, ts.URL+"/vendor-questionnaire/qt_") {
+	if !strings.HasPrefix(link, base+"/vendor-questionnaire/qt_") {
 		t.Fatalf("vendor link %q", link)
 	}
 	// The vendor opens the link.
@@ -82,7 +59,7 @@ func TestUISendBrowser(t *testing.T) {
 
 	// An OAuth app: the secret on the answer page.
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(ts.URL+"/oauth-apps"),
+		chromedp.Navigate(base+"/oauth-apps"),
 		chromedp.WaitVisible(chromedp.CSS("#redirectUris")),
 		chromedp.SendKeys(chromedp.CSS("#name"), "Reporting"),
 		chromedp.SendKeys(chromedp.CSS("#redirectUris"), "https://reports.example/callback"),
@@ -99,7 +76,7 @@ func TestUISendBrowser(t *testing.T) {
 
 	// A device registered for the employee.
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(ts.URL+"/people/"+f.employeeID),
+		chromedp.Navigate(base+"/people/"+f.employeeID),
 		chromedp.WaitVisible(chromedp.CSS("#dev-name")),
 		chromedp.SendKeys(chromedp.CSS("#dev-name"), "Work laptop"),
 		chromedp.SendKeys(chromedp.CSS("#dev-hostname"), "wl-1"),
