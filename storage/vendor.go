@@ -161,7 +161,7 @@ func (db *DB) ListVendors(ctx context.Context, orgID string, f app.VendorFilter)
 		// finds the matches in order, which gives the total and the page,
 		// instead of a count and a page query each testing every name.
 		var ids []string
-		if ids, err = vendorIDs(ctx, q, `SELECT id FROM vendors WHERE `+cond+` ORDER BY `+order, args); err != nil {
+		if ids, err = queryIDs(ctx, q, `SELECT id FROM vendors WHERE `+cond+` ORDER BY `+order, args...); err != nil {
 			return out, err
 		}
 		out.Total = len(ids)
@@ -203,22 +203,4 @@ func (db *DB) ListVendors(ctx context.Context, orgID string, f app.VendorFilter)
 		out.Items = append(out.Items, *v)
 	}
 	return out, rows.Err()
-}
-
-// vendorIDs runs a query of vendor ids and returns them in order.
-func vendorIDs(ctx context.Context, q querier, query string, args []any) ([]string, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
 }

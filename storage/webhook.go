@@ -388,6 +388,7 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now, until time.Time, token s
 	return out, rows.Err()
 }
 
+// queryIDs runs a query of ids and returns them in order.
 func queryIDs(ctx context.Context, q querier, query string, args ...any) ([]string, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {

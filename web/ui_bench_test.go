@@ -60,29 +60,7 @@ func BenchmarkUIPages(b *testing.B) {
 	}
 
 	start := time.Now()
-	for _, slug := range []string{"soc2-2017", "iso27001-2022", "nist-csf-2.0", "nist-sp800-53-r5"} {
-		if _, err := a.EnableFramework(sys, slug); err != nil {
-			b.Fatal(err)
-		}
-	}
-	cs, err := a.ListControls(sys, app.ControlFilter{Page: app.Page{Page: 1, PerPage: 1}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	err = db.InTx(sys, func(ctx context.Context) error {
-		now := a.Now()
-		for i := cs.Total; i < 2000; i++ {
-			c := &app.Control{ID: app.NewID(app.PrefixControl), Code: fmt.Sprintf("X-%04d", i), Name: fmt.Sprintf("Custom control %d", i),
-				Status: app.ControlNotStarted, CreatedAt: now, UpdatedAt: now}
-			if err := db.CreateControl(ctx, o.ID, c); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	seedBenchControls(b, a, db, sys, o.ID)
 	cats := app.VendorCategories
 	var vendorID string
 	for batch := 0; batch < 20; batch++ {
@@ -112,7 +90,7 @@ func BenchmarkUIPages(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	cs, err = a.ListControls(sys, app.ControlFilter{Page: app.Page{Page: 1, PerPage: 1}})
+	cs, err := a.ListControls(sys, app.ControlFilter{Page: app.Page{Page: 1, PerPage: 1}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -181,4 +159,33 @@ func benchPage(b *testing.B, name, path string, do func(method, path string, for
 		b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, "p50-ms")
 		b.ReportMetric(float64(d[(len(d)*95)/100].Microseconds())/1000, "p95-ms")
 	})
+}
+
+// seedBenchControls enables four large frameworks and adds custom controls
+// up to 2,000 in the organization.
+func seedBenchControls(b *testing.B, a *app.App, db *storage.DB, sys context.Context, orgID string) {
+	b.Helper()
+	for _, slug := range []string{"soc2-2017", "iso27001-2022", "nist-csf-2.0", "nist-sp800-53-r5"} {
+		if _, err := a.EnableFramework(sys, slug); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cs, err := a.ListControls(sys, app.ControlFilter{Page: app.Page{Page: 1, PerPage: 1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	err = db.InTx(sys, func(ctx context.Context) error {
+		now := a.Now()
+		for i := cs.Total; i < 2000; i++ {
+			c := &app.Control{ID: app.NewID(app.PrefixControl), Code: fmt.Sprintf("X-%04d", i), Name: fmt.Sprintf("Custom control %d", i),
+				Status: app.ControlNotStarted, CreatedAt: now, UpdatedAt: now}
+			if err := db.CreateControl(ctx, orgID, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
 }

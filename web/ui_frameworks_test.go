@@ -536,29 +536,7 @@ func BenchmarkUIRequirementPage(b *testing.B) {
 	if err := db.SetPasswordHash(ctx, owner.ID, cheapHash(testPassword)); err != nil {
 		b.Fatal(err)
 	}
-	for _, slug := range []string{"soc2-2017", "iso27001-2022", "nist-csf-2.0", "nist-sp800-53-r5"} {
-		if _, err := a.EnableFramework(sys, slug); err != nil {
-			b.Fatal(err)
-		}
-	}
-	cs, err := a.ListControls(sys, app.ControlFilter{Page: app.Page{Page: 1, PerPage: 1}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	err = db.InTx(sys, func(ctx context.Context) error {
-		now := a.Now()
-		for i := cs.Total; i < 2000; i++ {
-			c := &app.Control{ID: app.NewID(app.PrefixControl), Code: fmt.Sprintf("X-%04d", i), Name: fmt.Sprintf("Custom control %d", i),
-				Status: app.ControlNotStarted, CreatedAt: now, UpdatedAt: now}
-			if err := db.CreateControl(ctx, o.ID, c); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	seedBenchControls(b, a, db, sys, o.ID)
 	fw, err := a.CreateCustomFramework(sys, app.FrameworkInput{Name: app.Ptr("Baseline")})
 	if err != nil {
 		b.Fatal(err)
