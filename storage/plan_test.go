@@ -124,6 +124,8 @@ func TestQueryPlans(t *testing.T) {
 				continue
 			}
 			switch {
+			case m[1] == "SCAN" && m[2] == "json_each":
+				// A bound JSON array of ids (a page of a search), not a table.
 			case m[1] == "SCAN":
 				t.Errorf("query scans %s:\n%s\nplan:\n%s", m[2], oneLine(q), text)
 			case m[2] == "u" || m[2] == "users" || m[2] == "organizations":
