@@ -21,6 +21,14 @@ import (
 // complianceBenchEnv is the real router over a migrated SQLite file, for benchmarks.
 func complianceBenchEnv(b *testing.B) (*app.App, *Server) {
 	b.Helper()
+	a, _, srv := benchEnv(b, 64<<20)
+	return a, srv
+}
+
+// benchEnv builds the app and router over a migrated SQLite file and a
+// file store in a temporary directory, on the harness's fixed clock.
+func benchEnv(b *testing.B, maxUpload int64) (*app.App, *storage.DB, *Server) {
+	b.Helper()
 	dir := b.TempDir()
 	ctx := context.Background()
 	db, err := storage.Open(ctx, filepath.Join(dir, "bench.db"))
@@ -38,11 +46,11 @@ func complianceBenchEnv(b *testing.B) (*app.App, *Server) {
 	clock := &fakeClock{t: time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	a := app.NewWithFiles(db, files, clock.Now, log, app.Config{})
-	srv, err := New(a, log, Options{Version: "bench", Now: clock.Now, MaxUploadBytes: 64 << 20})
+	srv, err := New(a, log, Options{Version: "bench", Now: clock.Now, MaxUploadBytes: maxUpload})
 	if err != nil {
 		b.Fatal(err)
 	}
-	return a, srv
+	return a, db, srv
 }
 
 // BenchmarkFrameworkScore computes the score of an enabled custom framework

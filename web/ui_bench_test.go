@@ -3,12 +3,9 @@ package web
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -25,39 +22,8 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkUIPages -benchtime 200x ./web/
 func BenchmarkUIPages(b *testing.B) {
-	ctx := context.Background()
-	dir := b.TempDir()
-	db, err := storage.Open(ctx, filepath.Join(dir, "bench.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	if _, err := db.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
-	files, err := storage.NewFiles(filepath.Join(dir, "files"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	clock := &fakeClock{t: time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a := app.NewWithFiles(db, files, clock.Now, log, app.Config{})
-	srv, err := New(a, log, Options{Version: "bench", Now: clock.Now, MaxUploadBytes: 8 << 20})
-	if err != nil {
-		b.Fatal(err)
-	}
-	o, err := a.CreateOrganization(ctx, "Bench", app.PlanEnterprise)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sys := app.SystemContext(ctx, o.ID)
-	owner, err := a.CreatePerson(sys, app.PersonCreate{Name: "Owner", Email: "owner@bench.test", Role: string(app.RoleOwner)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := db.SetPasswordHash(ctx, owner.ID, cheapHash(testPassword)); err != nil {
-		b.Fatal(err)
-	}
+	a, db, srv := benchEnv(b, 8<<20)
+	sys, o := benchOrgWithOwner(b, a, db)
 
 	start := time.Now()
 	seedBenchControls(b, a, db, sys, o.ID)
@@ -188,4 +154,24 @@ func seedBenchControls(b *testing.B, a *app.App, db *storage.DB, sys context.Con
 	if err != nil {
 		b.Fatal(err)
 	}
+}
+
+// benchOrgWithOwner creates an enterprise organization whose owner signs in
+// as owner@bench.test with the test password.
+func benchOrgWithOwner(b *testing.B, a *app.App, db *storage.DB) (context.Context, *app.Organization) {
+	b.Helper()
+	ctx := context.Background()
+	o, err := a.CreateOrganization(ctx, "Bench", app.PlanEnterprise)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sys := app.SystemContext(ctx, o.ID)
+	owner, err := a.CreatePerson(sys, app.PersonCreate{Name: "Owner", Email: "owner@bench.test", Role: string(app.RoleOwner)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := db.SetPasswordHash(ctx, owner.ID, cheapHash(testPassword)); err != nil {
+		b.Fatal(err)
+	}
+	return sys, o
 }

@@ -1,21 +1,15 @@
 package web
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/compliance-appliance/compliance/app"
-	"github.com/compliance-appliance/compliance/storage"
 )
 
 // fwFixture adds to a uiFixture a custom framework with one requirement,
@@ -507,35 +501,8 @@ func sp(p *string) string {
 //
 //	go test -run '^$' -bench BenchmarkUIRequirementPage -benchtime 100x ./web/
 func BenchmarkUIRequirementPage(b *testing.B) {
-	ctx := context.Background()
-	dir := b.TempDir()
-	db, err := storage.Open(ctx, filepath.Join(dir, "bench.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	if _, err := db.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
-	clock := &fakeClock{t: time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a := app.New(db, clock.Now, log, app.Config{})
-	srv, err := New(a, log, Options{Version: "bench", Now: clock.Now, MaxUploadBytes: 8 << 20})
-	if err != nil {
-		b.Fatal(err)
-	}
-	o, err := a.CreateOrganization(ctx, "Bench", app.PlanEnterprise)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sys := app.SystemContext(ctx, o.ID)
-	owner, err := a.CreatePerson(sys, app.PersonCreate{Name: "Owner", Email: "owner@bench.test", Role: string(app.RoleOwner)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := db.SetPasswordHash(ctx, owner.ID, cheapHash(testPassword)); err != nil {
-		b.Fatal(err)
-	}
+	a, db, srv := benchEnv(b, 8<<20)
+	sys, o := benchOrgWithOwner(b, a, db)
 	seedBenchControls(b, a, db, sys, o.ID)
 	fw, err := a.CreateCustomFramework(sys, app.FrameworkInput{Name: app.Ptr("Baseline")})
 	if err != nil {
