@@ -78,11 +78,8 @@ func HashKey(plain string) string {
 
 // CreateAPIKey creates a key and returns it with its plaintext, shown once.
 func (a *App) CreateAPIKey(ctx context.Context, in APIKeyCreate) (*APIKey, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManageKeys)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManageKeys); err != nil {
 		return nil, err
 	}
 	v := NewValidationError()
@@ -146,11 +143,8 @@ func (a *App) CreateAPIKey(ctx context.Context, in APIKeyCreate) (*APIKey, error
 
 // ListAPIKeys lists the organization's keys, revoked ones included.
 func (a *App) ListAPIKeys(ctx context.Context) ([]APIKey, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManageKeys)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManageKeys); err != nil {
 		return nil, err
 	}
 	return a.store.ListAPIKeys(ctx, p.OrgID)

@@ -51,11 +51,8 @@ func (at *Attachment) setURL() { at.DownloadURL = "/v1/attachments/" + at.ID + "
 // CreateAttachment stores an uploaded file and attaches it to a resource of
 // the organization.
 func (a *App) CreateAttachment(ctx context.Context, in AttachmentUpload) (*Attachment, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapReview)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapReview); err != nil {
 		return nil, err
 	}
 	if a.files == nil {

@@ -35,11 +35,8 @@ type AuditStore interface {
 
 // ListAuditLog returns the organization's audit records, newest first.
 func (a *App) ListAuditLog(ctx context.Context, f AuditFilter) (List[AuditRecord], error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapReadAudit)
 	if err != nil {
-		return List[AuditRecord]{}, err
-	}
-	if err := p.Require(CapReadAudit); err != nil {
 		return List[AuditRecord]{}, err
 	}
 	if f.From != nil && f.To != nil && !f.From.Before(*f.To) {

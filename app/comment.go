@@ -116,11 +116,8 @@ func mayEdit(p *Principal, authorType, authorID string) bool {
 
 // CreateComment adds a comment to a resource of the organization.
 func (a *App) CreateComment(ctx context.Context, in CommentInput) (*Comment, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapReview)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapReview); err != nil {
 		return nil, err
 	}
 	now := a.Now()
@@ -153,11 +150,8 @@ func (a *App) CreateComment(ctx context.Context, in CommentInput) (*Comment, err
 // UpdateComment changes a comment's content; only its author or an owner
 // or admin may.
 func (a *App) UpdateComment(ctx context.Context, id string, in CommentInput) (*Comment, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapReview)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapReview); err != nil {
 		return nil, err
 	}
 	ve := NewValidationError()

@@ -274,11 +274,8 @@ func (in *ContextPatch) apply(c *OrgContext, ve *ValidationError) {
 // RestoreContextSnapshot saves a saved version's content as a new current
 // version; the versions in between stay as snapshots.
 func (a *App) RestoreContextSnapshot(ctx context.Context, ref, changeNote string) (*OrgContext, error) {
-	pr, err := principal(ctx)
+	pr, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := pr.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out *OrgContext
@@ -312,11 +309,8 @@ func (a *App) RestoreContextSnapshot(ctx context.Context, ref, changeNote string
 // The previous version stays retrievable as a snapshot. A patch that
 // changes nothing saves nothing.
 func (a *App) UpdateContext(ctx context.Context, in ContextPatch) (*OrgContext, error) {
-	pr, err := principal(ctx)
+	pr, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := pr.Require(CapManage); err != nil {
 		return nil, err
 	}
 	in.ChangeNote = strings.TrimSpace(in.ChangeNote)

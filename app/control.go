@@ -289,11 +289,8 @@ func (in *ControlInput) apply(c *Control, ve *ValidationError) {
 // CreateControl adds a control of the organization's own, e.g. to serve
 // requirements of a custom framework.
 func (a *App) CreateControl(ctx context.Context, in ControlInput) (*Control, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	now := a.Now()
@@ -344,11 +341,8 @@ func (a *App) checkPerson(ctx context.Context, orgID, field string, id *string, 
 // status rule (a completed evidence task with current evidence); asking for
 // it is accepted only when the rule holds.
 func (a *App) UpdateControl(ctx context.Context, id string, in ControlInput) (*Control, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	err = a.store.InTx(ctx, func(ctx context.Context) error {

@@ -175,11 +175,8 @@ func (a *App) findingFor(ctx context.Context, p *Principal, findingID string) (*
 
 // CreateCorrectiveAction adds a corrective action to a finding.
 func (a *App) CreateCorrectiveAction(ctx context.Context, findingID string, in CorrectiveActionInput) (*CorrectiveAction, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	now := a.Now()

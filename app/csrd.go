@@ -197,11 +197,8 @@ func dpSuffix(id string) string {
 // CreateESGDataPoint records a value. A second value for the same data
 // point and period is a conflict; change the first with UpdateESGDataPoint.
 func (a *App) CreateESGDataPoint(ctx context.Context, in ESGDataPointInput) (*ESGDataPoint, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	now := a.Now()
@@ -238,11 +235,8 @@ func (a *App) CreateESGDataPoint(ctx context.Context, in ESGDataPointInput) (*ES
 // UpdateESGDataPoint changes a recorded value (or its unit, methodology,
 // notes, code or period).
 func (a *App) UpdateESGDataPoint(ctx context.Context, id string, in ESGDataPointInput) (*ESGDataPoint, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out *ESGDataPoint

@@ -70,11 +70,8 @@ type DashboardStore interface {
 // Dashboard gathers the home page's overview. Employees and contractors
 // see only their own overdue tasks.
 func (a *App) Dashboard(ctx context.Context) (*Dashboard, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapRead)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapRead); err != nil {
 		return nil, err
 	}
 	now := a.Now()
@@ -114,11 +111,8 @@ func (a *App) Dashboard(ctx context.Context) (*Dashboard, error) {
 // probability/impact matrix, inherent and residual. Employees and
 // contractors count only the risks they own, as the risk list shows them.
 func (a *App) RiskHeatmap(ctx context.Context) (*RiskHeatmap, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapRead)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapRead); err != nil {
 		return nil, err
 	}
 	owner := ""

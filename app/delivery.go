@@ -264,11 +264,8 @@ func newDelivery(orgID, webhookID, eventID, eventType string, body []byte, now t
 // ListDeliveries returns a subscription's delivery log, newest first, with
 // every attempt.
 func (a *App) ListDeliveries(ctx context.Context, webhookID string, f DeliveryFilter) (List[Delivery], error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return List[Delivery]{}, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return List[Delivery]{}, err
 	}
 	ve := NewValidationError()
@@ -284,11 +281,8 @@ func (a *App) ListDeliveries(ctx context.Context, webhookID string, f DeliveryFi
 
 // GetDelivery returns one delivery with its attempts.
 func (a *App) GetDelivery(ctx context.Context, webhookID, id string) (*Delivery, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	return a.store.GetDelivery(ctx, p.OrgID, webhookID, id)
@@ -297,11 +291,8 @@ func (a *App) GetDelivery(ctx context.Context, webhookID, id string) (*Delivery,
 // Redeliver sends a delivery's exact body again as a new delivery (with
 // its own attempts and 24 h of retries), whatever the original's status.
 func (a *App) Redeliver(ctx context.Context, webhookID, deliveryID string) (*Delivery, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out Delivery
@@ -328,11 +319,8 @@ func (a *App) Redeliver(ctx context.Context, webhookID, deliveryID string) (*Del
 // PingWebhook queues a "ping" delivery to the endpoint, even while it is
 // paused, so a receiver can be tested before it is resumed.
 func (a *App) PingWebhook(ctx context.Context, webhookID string) (*Delivery, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out Delivery

@@ -90,11 +90,8 @@ func (a *App) GetDevice(ctx context.Context, id string) (*Device, error) {
 // LinkDevice assigns a device to a person, registering it first when the
 // body describes a new device.
 func (a *App) LinkDevice(ctx context.Context, personID string, in DeviceLink) (*Person, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	if in.DeviceID == "" {
@@ -162,11 +159,8 @@ func (a *App) LinkDevice(ctx context.Context, personID string, in DeviceLink) (*
 
 // UnlinkDevice removes a device from a person; the device record stays.
 func (a *App) UnlinkDevice(ctx context.Context, personID, deviceID string) (*Person, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out *Person

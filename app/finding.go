@@ -191,11 +191,8 @@ func normEnum(p *string) string { return strings.ToLower(strings.TrimSpace(*p)) 
 
 // CreateFinding records a finding from either input shape.
 func (a *App) CreateFinding(ctx context.Context, in FindingCreate) (*Finding, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapReview)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapReview); err != nil {
 		return nil, err
 	}
 	now := a.Now()
@@ -352,11 +349,8 @@ func (f *Finding) fill(in *FindingCreate, shapeB bool, ve *ValidationError) {
 // UpdateFinding applies a patch to a finding. A severity change raises
 // finding.severity.changed.
 func (a *App) UpdateFinding(ctx context.Context, id string, in FindingPatch) (*Finding, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapReview)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapReview); err != nil {
 		return nil, err
 	}
 	var out *Finding
@@ -493,11 +487,8 @@ func (f *Finding) setStatus(status string, now time.Time, ve *ValidationError) {
 // CloseFinding sets a finding's status to closed. Closing a closed finding
 // changes nothing.
 func (a *App) CloseFinding(ctx context.Context, id string) (*Finding, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapReview)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapReview); err != nil {
 		return nil, err
 	}
 	var out *Finding

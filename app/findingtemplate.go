@@ -83,11 +83,8 @@ func (in *FindingTemplateInput) apply(t *FindingTemplate, ve *ValidationError) {
 
 // CreateFindingTemplate adds a finding template.
 func (a *App) CreateFindingTemplate(ctx context.Context, in FindingTemplateInput) (*FindingTemplate, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	now := a.Now()
@@ -115,11 +112,8 @@ func (a *App) CreateFindingTemplate(ctx context.Context, in FindingTemplateInput
 // UpdateFindingTemplate applies a patch to a template. Findings created
 // from it before keep the values they took.
 func (a *App) UpdateFindingTemplate(ctx context.Context, id string, in FindingTemplateInput) (*FindingTemplate, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out *FindingTemplate

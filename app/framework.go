@@ -410,11 +410,8 @@ type EnableFrameworkResult struct {
 // framework); otherwise a control is created. Task templates of the framework
 // become tasks. The plan's framework limit applies.
 func (a *App) EnableFramework(ctx context.Context, idOrSlug string) (*EnableFrameworkResult, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	c, err := a.catalog()
@@ -659,11 +656,8 @@ func slugify(name string) string {
 // CreateCustomFramework adds an organization's own framework. It behaves like
 // a built-in one: add requirements, enable it, map requirements to controls.
 func (a *App) CreateCustomFramework(ctx context.Context, in FrameworkInput) (*Framework, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	now := a.Now()
@@ -705,11 +699,8 @@ func (a *App) CreateCustomFramework(ctx context.Context, in FrameworkInput) (*Fr
 // UpdateCustomFramework changes a custom framework's name, slug, version or
 // description. Built-in frameworks are read-only.
 func (a *App) UpdateCustomFramework(ctx context.Context, idOrSlug string, in FrameworkInput) (*Framework, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	c, err := a.catalog()
@@ -755,11 +746,8 @@ func (a *App) UpdateCustomFramework(ctx context.Context, idOrSlug string, in Fra
 // outline. When the framework is enabled, the requirement is linked to the
 // controls named in controlIds or, without them, to a new control.
 func (a *App) AddRequirement(ctx context.Context, frameworkID string, in RequirementInput) (*Requirement, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out *Requirement
@@ -866,11 +854,8 @@ func (a *App) AddRequirement(ctx context.Context, frameworkID string, in Require
 // MapRequirementControls links a requirement (custom or built-in) to
 // existing controls of the organization, in addition to any it has.
 func (a *App) MapRequirementControls(ctx context.Context, frameworkID, requirementID string, controlIDs []string) (*Requirement, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out *Requirement

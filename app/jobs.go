@@ -227,11 +227,8 @@ type JobStatus struct {
 // ListJobs reports every job this process schedules, plus jobs that ran
 // before but are no longer scheduled, with their last runs.
 func (a *App) ListJobs(ctx context.Context) ([]JobStatus, error) {
-	p, err := principal(ctx)
+	_, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	a.events.mu.Lock()

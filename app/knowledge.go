@@ -270,11 +270,8 @@ func (a *App) CreateKBEntry(ctx context.Context, in KBEntryInput) (*KBEntry, err
 }
 
 func (a *App) createKBEntries(ctx context.Context, ins []KBEntryInput, list string) ([]*KBEntry, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	now := a.Now()
@@ -327,11 +324,8 @@ func (a *App) createKBEntries(ctx context.Context, ins []KBEntryInput, list stri
 
 // UpdateKBEntry patches an entry.
 func (a *App) UpdateKBEntry(ctx context.Context, id string, in KBEntryInput) (*KBEntry, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out *KBEntry
@@ -477,11 +471,8 @@ func (a *App) SearchKB(ctx context.Context, query string, page Page) (List[KBHit
 // sourceDocument (or source), owner (a person id or email) and reviewDate.
 // Every row is created or none.
 func (a *App) ImportKBEntriesCSV(ctx context.Context, r io.Reader) ([]*KBEntry, error) {
-	p, err := principal(ctx)
+	_, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	cr := csv.NewReader(stripBOM(r))

@@ -15,11 +15,8 @@ import (
 func setArchived[T any](ctx context.Context, a *App, resource, id string, archived bool,
 	get func(ctx context.Context, orgID, id string) (*T, error), fields func(*T) (**time.Time, *time.Time),
 	update func(ctx context.Context, orgID string, v *T) error) (*T, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out *T

@@ -225,11 +225,8 @@ func (a *App) OAuthClient(ctx context.Context, id string) (*OAuthClient, error) 
 // CreateOAuthApp registers a confidential app of the organization and
 // returns it with its client secret, shown once.
 func (a *App) CreateOAuthApp(ctx context.Context, in OAuthClientInput) (*OAuthClient, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManageKeys)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManageKeys); err != nil {
 		return nil, err
 	}
 	v := NewValidationError()
@@ -272,11 +269,8 @@ func (a *App) CreateOAuthApp(ctx context.Context, in OAuthClientInput) (*OAuthCl
 
 // ListOAuthApps lists the organization's confidential apps.
 func (a *App) ListOAuthApps(ctx context.Context) ([]OAuthClient, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManageKeys)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManageKeys); err != nil {
 		return nil, err
 	}
 	return a.store.ListOAuthClients(ctx, p.OrgID)
@@ -284,11 +278,8 @@ func (a *App) ListOAuthApps(ctx context.Context) ([]OAuthClient, error) {
 
 // GetOAuthApp returns one of the organization's apps.
 func (a *App) GetOAuthApp(ctx context.Context, id string) (*OAuthClient, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManageKeys)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManageKeys); err != nil {
 		return nil, err
 	}
 	return a.orgApp(ctx, p.OrgID, id)
@@ -308,11 +299,8 @@ func (a *App) orgApp(ctx context.Context, orgID, id string) (*OAuthClient, error
 // UpdateOAuthApp changes an app's name, description, URL, redirect URIs or
 // scopes. Narrowed redirect URIs apply to new authorizations.
 func (a *App) UpdateOAuthApp(ctx context.Context, id string, in OAuthClientInput) (*OAuthClient, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManageKeys)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManageKeys); err != nil {
 		return nil, err
 	}
 	v := NewValidationError()
@@ -369,11 +357,8 @@ func (a *App) UpdateOAuthApp(ctx context.Context, id string, in OAuthClientInput
 // working at once) and returns the new one, shown once. Issued tokens stay
 // valid.
 func (a *App) RotateOAuthAppSecret(ctx context.Context, id string) (*OAuthClient, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManageKeys)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManageKeys); err != nil {
 		return nil, err
 	}
 	secret := OAuthClientSecretPrefix + RandomToken(32)

@@ -248,11 +248,8 @@ func (a *App) UpdateBranding(ctx context.Context, in BrandingPatch) (*Organizati
 }
 
 func (a *App) mutateOrganization(ctx context.Context, apply func(o *Organization, v *ValidationError)) (*Organization, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out *Organization

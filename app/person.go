@@ -174,11 +174,8 @@ func (a *App) BulkCreatePeople(ctx context.Context, in []PersonCreate) ([]Person
 }
 
 func (a *App) createPeople(ctx context.Context, in []PersonCreate, list string) ([]Person, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	v := NewValidationError()
@@ -258,11 +255,8 @@ func (a *App) createPeople(ctx context.Context, in []PersonCreate, list string) 
 
 // UpdatePerson applies a patch to a person.
 func (a *App) UpdatePerson(ctx context.Context, id string, in PersonPatch) (*Person, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out *Person
@@ -364,11 +358,8 @@ func (a *App) UpdatePerson(ctx context.Context, id string, in PersonPatch) (*Per
 
 // TransferOwnership makes newOwnerID the owner; the previous owners become admins.
 func (a *App) TransferOwnership(ctx context.Context, newOwnerID string) (*Person, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapTransferOwnership)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapTransferOwnership); err != nil {
 		return nil, err
 	}
 	if newOwnerID == "" {

@@ -370,11 +370,8 @@ func (a *App) checkControlIDs(ctx context.Context, orgID string, ids []string, v
 
 // CreatePolicy adds a draft policy.
 func (a *App) CreatePolicy(ctx context.Context, in PolicyInput) (*Policy, error) {
-	pr, err := principal(ctx)
+	pr, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := pr.Require(CapManage); err != nil {
 		return nil, err
 	}
 	now := a.Now()
@@ -422,11 +419,8 @@ func (a *App) CreatePolicy(ctx context.Context, in PolicyInput) (*Policy, error)
 // UpdatePolicy applies a patch to a policy's draft and settings. Published
 // versions are never touched.
 func (a *App) UpdatePolicy(ctx context.Context, id string, in PolicyInput) (*Policy, error) {
-	pr, err := principal(ctx)
+	pr, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := pr.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out *Policy
@@ -724,11 +718,8 @@ func (a *App) PreviewPolicy(ctx context.Context, id string) (*PolicyPreview, err
 // with the organization's variables substituted. Unknown variables are a
 // validation error naming them unless in.AllowUnresolved is set.
 func (a *App) PublishPolicy(ctx context.Context, id string, in PublishInput) (*PolicyVersion, error) {
-	pr, err := principal(ctx)
+	pr, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := pr.Require(CapManage); err != nil {
 		return nil, err
 	}
 	in.Changelog = strings.TrimSpace(in.Changelog)
@@ -832,11 +823,8 @@ func versionSummary(v *PolicyVersion) *publishedVersion {
 // AcknowledgePolicy records that the caller's person acknowledged the
 // current published version. It reports created=false when they already had.
 func (a *App) AcknowledgePolicy(ctx context.Context, id string, in AcknowledgeInput) (*PolicyAcknowledgement, bool, error) {
-	pr, err := principal(ctx)
+	pr, err := authorize(ctx, CapSelfService)
 	if err != nil {
-		return nil, false, err
-	}
-	if err := pr.Require(CapSelfService); err != nil {
 		return nil, false, err
 	}
 	if pr.UserID == "" {
@@ -930,11 +918,8 @@ func (a *App) PolicyAcknowledgements(ctx context.Context, id string, f PolicyAck
 // LinkPolicyControls links controls to a policy; linking a linked control
 // again changes nothing.
 func (a *App) LinkPolicyControls(ctx context.Context, id string, controlIDs []string) (*Policy, error) {
-	pr, err := principal(ctx)
+	pr, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := pr.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out *Policy

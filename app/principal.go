@@ -169,6 +169,19 @@ func principal(ctx context.Context) (*Principal, error) {
 	return p, nil
 }
 
+// authorize returns the principal in ctx when it holds the capability:
+// ErrUnauthenticated without one, a forbidden error when its role lacks it.
+func authorize(ctx context.Context, c Capability) (*Principal, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Require(c); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
 // SystemContext returns ctx acting as the system with owner rights in org,
 // for the CLI and background jobs.
 func SystemContext(ctx context.Context, orgID string) context.Context {

@@ -335,11 +335,8 @@ func finishQuestions(q *Questionnaire, now time.Time) {
 // CreateQuestionnaire creates a questionnaire from a template or a list of
 // questions. The plan's monthly questionnaire allowance applies.
 func (a *App) CreateQuestionnaire(ctx context.Context, in QuestionnaireCreate) (*Questionnaire, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	now := a.Now()
@@ -415,11 +412,8 @@ func (a *App) CreateQuestionnaire(ctx context.Context, in QuestionnaireCreate) (
 // or XLSX file of questions; the file is kept so that export writes the
 // answers back into the same layout.
 func (a *App) CreateQuestionnaireFromFile(ctx context.Context, name string, vendorID, dueDate *string, fileName string, r io.Reader) (*Questionnaire, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	if a.files == nil {
@@ -496,11 +490,8 @@ func (a *App) DeleteQuestionnaire(ctx context.Context, id string) error {
 // (replacing any earlier link) and marks the questionnaire sent. The token
 // is returned once.
 func (a *App) SendQuestionnaire(ctx context.Context, id string, in QuestionnaireSend) (*SentLink, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	days := defaultLinkDays
@@ -641,11 +632,8 @@ func (a *App) submit(ctx context.Context, orgID string, q *Questionnaire, now ti
 // FillQuestionnaire records answers entered internally and, with submit,
 // submits the questionnaire.
 func (a *App) FillQuestionnaire(ctx context.Context, id string, in QuestionnaireFill) (*Questionnaire, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	now := a.Now()
@@ -795,11 +783,8 @@ func (a *App) FillByLink(ctx context.Context, token string, csrf *string, answer
 // whose confidence reaches the threshold, citing its source; the rest are
 // left for a person. Manual answers are kept unless overwrite is set.
 func (a *App) AutoAnswer(ctx context.Context, id string, in AutoAnswerInput) (*AutoAnswerResult, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	minConf := DefaultMinConfidence

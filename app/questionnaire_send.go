@@ -11,11 +11,8 @@ import (
 // questionnaire, or nothing is created and no allowance is used. The
 // link's token is in the answer only.
 func (a *App) CreateAndSendQuestionnaire(ctx context.Context, in QuestionnaireCreate, send QuestionnaireSend) (*SentLink, error) {
-	p, err := principal(ctx)
+	_, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	if in.VendorID == nil || *in.VendorID == "" {

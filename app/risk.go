@@ -254,11 +254,8 @@ func scoreEvents(before, after *Risk, now time.Time) []Event {
 
 // CreateRisk adds a risk to the register.
 func (a *App) CreateRisk(ctx context.Context, in RiskInput) (*Risk, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	now := a.Now()
@@ -292,11 +289,8 @@ func (a *App) CreateRisk(ctx context.Context, in RiskInput) (*Risk, error) {
 // UpdateRisk applies a patch to a risk. A significant score change raises
 // risk.score.changed.
 func (a *App) UpdateRisk(ctx context.Context, id string, in RiskInput) (*Risk, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out *Risk

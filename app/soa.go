@@ -209,11 +209,8 @@ func (a *App) GetSOAEntry(ctx context.Context, requirementID string) (*SOAEntry,
 // UpdateSOAEntry marks an Annex A control applicable or not applicable. An
 // exclusion needs a justification.
 func (a *App) UpdateSOAEntry(ctx context.Context, requirementID string, in SOAInput) (*SOAEntry, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	before, err := a.GetSOAEntry(ctx, requirementID)

@@ -233,11 +233,8 @@ func (a *App) GetTask(ctx context.Context, id string) (*Task, error) {
 
 // CreateTask adds a task.
 func (a *App) CreateTask(ctx context.Context, in TaskInput) (*Task, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	now := a.Now()
@@ -473,11 +470,8 @@ func checkBulkIDs(ids []string, ve *ValidationError) []string {
 // BulkUpdateTaskStatus sets the status of many tasks at once, all or none.
 // Tasks moved to done are completed (recurrence, control re-evaluation).
 func (a *App) BulkUpdateTaskStatus(ctx context.Context, in BulkTaskStatus) (int, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return 0, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return 0, err
 	}
 	ve := NewValidationError()
@@ -522,11 +516,8 @@ func (a *App) BulkUpdateTaskStatus(ctx context.Context, in BulkTaskStatus) (int,
 
 // BulkUpdateTaskAssignee assigns many tasks to one person (or nobody).
 func (a *App) BulkUpdateTaskAssignee(ctx context.Context, in BulkTaskAssignee) (int, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return 0, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return 0, err
 	}
 	ve := NewValidationError()
@@ -568,11 +559,8 @@ type TaskReassignment struct {
 // ReassignTasks hands every open task (or every task) of one person to
 // another, e.g. when someone leaves.
 func (a *App) ReassignTasks(ctx context.Context, in TaskReassignment) (int, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return 0, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return 0, err
 	}
 	ve := NewValidationError()

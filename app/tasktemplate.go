@@ -103,11 +103,8 @@ func (a *App) GetTaskTemplate(ctx context.Context, id string) (*TaskTemplate, er
 // CreateTaskTemplate adds an evidence-task template for a requirement. When
 // the framework is already enabled, the task is created at once.
 func (a *App) CreateTaskTemplate(ctx context.Context, in TaskTemplateInput) (*TaskTemplate, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	now := a.Now()
@@ -174,11 +171,8 @@ func (a *App) CreateTaskTemplate(ctx context.Context, in TaskTemplateInput) (*Ta
 
 // UpdateTaskTemplate changes a template; tasks already made from it stay.
 func (a *App) UpdateTaskTemplate(ctx context.Context, id string, in TaskTemplateInput) (*TaskTemplate, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out *TaskTemplate

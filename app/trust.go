@@ -244,11 +244,8 @@ func (a *App) GetTrustSettings(ctx context.Context) (*TrustSettings, error) {
 // UpdateTrustSettings patches the portal settings. Changing the NDA text
 // without naming a version increments a numeric version.
 func (a *App) UpdateTrustSettings(ctx context.Context, in TrustSettingsPatch) (*TrustSettings, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out *TrustSettings
@@ -377,11 +374,8 @@ func (in *TrustDocumentInput) apply(d *TrustDocument, ve *ValidationError) {
 
 // CreateTrustDocument stores an uploaded file and publishes it on the portal.
 func (a *App) CreateTrustDocument(ctx context.Context, in TrustDocumentInput, fileName, contentType string, r io.Reader) (*TrustDocument, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	if a.files == nil {
@@ -421,11 +415,8 @@ func (a *App) CreateTrustDocument(ctx context.Context, in TrustDocumentInput, fi
 
 // UpdateTrustDocument changes a document's name, description or access.
 func (a *App) UpdateTrustDocument(ctx context.Context, id string, in TrustDocumentInput) (*TrustDocument, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out *TrustDocument
@@ -854,11 +845,8 @@ const (
 // DecideTrustRequest approves (the NDA must be signed first), denies or
 // revokes an access request.
 func (a *App) DecideTrustRequest(ctx context.Context, id, decision string, in TrustDecision) (*TrustAccessRequest, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	ve := NewValidationError()

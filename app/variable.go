@@ -178,11 +178,8 @@ func readsOrgSettings(p *Principal) error {
 
 // CreateVariable adds an organization variable.
 func (a *App) CreateVariable(ctx context.Context, in VariableInput) (*Variable, error) {
-	pr, err := principal(ctx)
+	pr, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := pr.Require(CapManage); err != nil {
 		return nil, err
 	}
 	now := a.Now()
@@ -220,11 +217,8 @@ func (a *App) CreateVariable(ctx context.Context, in VariableInput) (*Variable, 
 // UpdateVariable changes a variable's name, value or description. Published
 // policy versions keep the values they were published with.
 func (a *App) UpdateVariable(ctx context.Context, id string, in VariableInput) (*Variable, error) {
-	pr, err := principal(ctx)
+	pr, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := pr.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out *Variable

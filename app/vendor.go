@@ -305,11 +305,8 @@ func (a *App) checkAssignee(ctx context.Context, orgID string, id *string, ve *V
 
 // CreateVendor adds a vendor to the register.
 func (a *App) CreateVendor(ctx context.Context, in VendorInput) (*Vendor, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	now := a.Now()
@@ -349,11 +346,8 @@ func (a *App) CreateVendor(ctx context.Context, in VendorInput) (*Vendor, error)
 
 // UpdateVendor applies a patch to a vendor.
 func (a *App) UpdateVendor(ctx context.Context, id string, in VendorInput) (*Vendor, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out *Vendor

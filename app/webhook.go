@@ -301,11 +301,8 @@ func (w *Webhook) redacted() *Webhook {
 // CreateWebhook subscribes an endpoint. The response carries the signing
 // secret; it is not shown again.
 func (a *App) CreateWebhook(ctx context.Context, in WebhookInput) (*Webhook, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	now := a.Now()
@@ -350,11 +347,8 @@ func (a *App) CreateWebhook(ctx context.Context, in WebhookInput) (*Webhook, err
 
 // GetWebhook returns one subscription.
 func (a *App) GetWebhook(ctx context.Context, id string) (*Webhook, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	return a.store.GetWebhook(ctx, p.OrgID, id)
@@ -362,11 +356,8 @@ func (a *App) GetWebhook(ctx context.Context, id string) (*Webhook, error) {
 
 // ListWebhooks lists the organization's subscriptions.
 func (a *App) ListWebhooks(ctx context.Context, pg Page) (List[Webhook], error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return List[Webhook]{}, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return List[Webhook]{}, err
 	}
 	return a.store.ListWebhooks(ctx, p.OrgID, pg)
@@ -402,11 +393,8 @@ func (a *App) RotateWebhookSecret(ctx context.Context, id string) (*Webhook, err
 }
 
 func (a *App) mutateWebhook(ctx context.Context, id, action string, fn func(w *Webhook, ve *ValidationError)) (*Webhook, error) {
-	p, err := principal(ctx)
+	p, err := authorize(ctx, CapManage)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(CapManage); err != nil {
 		return nil, err
 	}
 	var out *Webhook
