@@ -21,18 +21,11 @@ test:
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory fuzz
 
-# Runs every Go fuzz target of the module (found by name) for FUZZTIME each.
+# Runs every Go fuzz target of the module for FUZZTIME each (.ci/fuzz).
 # No input may panic or answer 5xx; a failing input is saved under the
 # package's testdata/fuzz and fails the run.
 fuzz:
-	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
-		pkg=$$(dirname $$f); \
-		for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$f | sed 's/^func //'); do \
-			echo "fuzz $$pkg $$t ($(FUZZTIME))"; \
-			out=$$($(GO) test -run '^$$$$' -fuzz "^$$t\$$$$" -fuzztime $(FUZZTIME) $$pkg 2>&1) || { echo "$$out"; exit 1; }; \
-			echo "$$out" | grep 'execs:' | tail -n 1; \
-		done; \
-	done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) bash .ci/fuzz
 
 test-short:
 	$(GO) test -count=1 -short ./...
