@@ -37,14 +37,14 @@ bench:
 # mixed workload on loopback and compares with a bare net/http server.
 # LOAD_FLAGS passes options, e.g. LOAD_FLAGS='--duration 30s --concurrency 64'.
 LOAD_FLAGS ?=
-load: build
-	./$(BINARY) loadtest $(LOAD_FLAGS)
+load:
+	$(GO) run ./cmd/loadtest $(LOAD_FLAGS)
 
 # Crash test: SIGKILLs the built binary under write load (100 times by
 # default), restarts it and checks every acknowledged write and its event.
 CRASH_FLAGS ?=
 crashtest: build
-	./$(BINARY) crashtest --binary ./$(BINARY) $(CRASH_FLAGS)
+	$(GO) run ./cmd/crashtest --binary ./$(BINARY) $(CRASH_FLAGS)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

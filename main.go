@@ -23,6 +23,8 @@ import (
 	"github.com/compliance-appliance/compliance/app"
 	"github.com/compliance-appliance/compliance/storage"
 	"github.com/compliance-appliance/compliance/web"
+	"github.com/compliance-appliance/compliance/web/httpx"
+	"github.com/compliance-appliance/compliance/webhook"
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 )
@@ -68,7 +70,6 @@ func rootCmd() *cobra.Command {
 
 	setWebhookDefaults(v)
 	root.AddCommand(serveCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), auditCmd(v))
-	root.AddCommand(benchCmds(v)...)
 	return root
 }
 
@@ -183,7 +184,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			}
 			defer e.db.Close()
 			proxies := v.GetStringSlice("trusted_proxies")
-			if err := web.ValidateTrustedProxies(proxies); err != nil {
+			if err := httpx.ValidateTrustedProxies(proxies); err != nil {
 				return err
 			}
 			hashKey, err := e.dir.Secret("session_hash_key", 64)
@@ -220,7 +221,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 			jobCtx, stopJobs := context.WithCancel(context.Background())
-			deliverer := e.app.NewDeliverer(web.NewWebhookClient(e.app.NetworkPolicy()), deliveryOptions(v))
+			deliverer := e.app.NewDeliverer(webhook.NewClient(e.app.NetworkPolicy()), deliveryOptions(v))
 			runner := e.app.NewScheduler(scheduledJobs(e, deliverer.Options())...)
 			runner.Start(jobCtx)
 			deliverer.Start(jobCtx)

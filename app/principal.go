@@ -51,7 +51,10 @@ type Principal struct {
 	Email    string
 	KeyID    string // API key id when AuthType is api-key
 	ClientID string // OAuth client when AuthType is oauth
-	LinkID   string // questionnaire link when AuthType is vendor-link
+	// Scopes are the scopes granted to the OAuth access token when
+	// AuthType is oauth.
+	Scopes []string
+	LinkID string // questionnaire link when AuthType is vendor-link
 }
 
 // ActorType and ActorID identify the principal in the audit trail.

@@ -219,11 +219,7 @@ func (c *CrashConfig) check() error {
 		return errors.New("need 0 <= min-up < max-up <= 1m")
 	}
 	if c.Binary == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return err
-		}
-		c.Binary = exe
+		return errors.New("binary is required: the compliance binary to run and kill")
 	}
 	if c.Out == nil {
 		c.Out = os.Stdout

@@ -11,6 +11,7 @@ import (
 
 	"github.com/compliance-appliance/compliance/app"
 	"github.com/compliance-appliance/compliance/storage"
+	"github.com/compliance-appliance/compliance/web/httpx"
 )
 
 // benchServer is a server whose enterprise plan never rate limits, so the
@@ -54,11 +55,11 @@ func BenchmarkAuthenticate(b *testing.B) {
 	b.ResetTimer()
 	defer cpuTime(b)()
 	for b.Loop() {
-		p, err := srv.authenticate(req)
+		p, err := srv.Authenticate(req)
 		if err != nil || p == nil {
 			b.Fatal(err)
 		}
-		if !srv.limit(w, req, p) {
+		if !srv.Limit(w, req, p) {
 			b.Fatal("rate limited")
 		}
 	}
@@ -69,7 +70,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 // authentication, rate limit, capability) to a handler that does nothing.
 func BenchmarkMiddlewareChain(b *testing.B) {
 	srv, key := benchServer(b)
-	srv.router.Handle("/v1/bench-noop", srv.wrap(canRead, func(w http.ResponseWriter, r *http.Request) error {
+	srv.Router().Handle("/v1/bench-noop", srv.Wrap(httpx.CanRead, func(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	})).Methods("GET")

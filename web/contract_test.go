@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/web/httpx"
 )
 
 func TestErrorBodyCarriesBothForms(t *testing.T) {
@@ -268,7 +269,7 @@ func TestIdempotentCreate(t *testing.T) {
 		t.Fatal("a key older than 24 h must not replay")
 	}
 	// Records survive a restart: they live in SQLite, not memory.
-	srv2, err := New(e.app, e.srv.log, e.srv.opts)
+	srv2, err := New(e.app, e.srv.Logger(), e.srv.Options())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,11 +286,11 @@ func TestIdempotencyDoesNotStoreServerErrors(t *testing.T) {
 	org := e.org("Acme", app.PlanProfessional)
 	key := e.key(org, app.RoleAdmin)
 	fail := true
-	e.srv.router.Handle("/v1/test-flaky", e.srv.wrap(canManage, func(w http.ResponseWriter, r *http.Request) error {
+	e.srv.Router().Handle("/v1/test-flaky", e.srv.Wrap(httpx.CanManage, func(w http.ResponseWriter, r *http.Request) error {
 		if fail {
 			return fmt.Errorf("database on fire")
 		}
-		writeJSON(w, http.StatusCreated, map[string]string{"ok": "yes"})
+		httpx.WriteJSON(w, http.StatusCreated, map[string]string{"ok": "yes"})
 		return nil
 	})).Methods("POST")
 	rec := e.do("POST", "/v1/test-flaky", key, map[string]any{}, "Idempotency-Key", "k1")
@@ -313,7 +314,7 @@ func TestPanicReturnsJSON500(t *testing.T) {
 	t.Parallel()
 	e := newTestServer(t)
 	key := e.key(e.org("Acme", app.PlanProfessional), app.RoleAdmin)
-	e.srv.router.Handle("/v1/test-panic", e.srv.wrap(canRead, func(w http.ResponseWriter, r *http.Request) error {
+	e.srv.Router().Handle("/v1/test-panic", e.srv.Wrap(httpx.CanRead, func(w http.ResponseWriter, r *http.Request) error {
 		panic("boom")
 	})).Methods("GET")
 	rec := e.do("GET", "/v1/test-panic", key, nil)
@@ -324,7 +325,7 @@ func TestPanicReturnsJSON500(t *testing.T) {
 	// The server keeps serving.
 	wantStatus(t, e.do("GET", "/v1/organization", key, nil), http.StatusOK)
 	// A panic inside an idempotent create rolls back and is not stored.
-	e.srv.router.Handle("/v1/test-panic", e.srv.wrap(canManage, func(w http.ResponseWriter, r *http.Request) error {
+	e.srv.Router().Handle("/v1/test-panic", e.srv.Wrap(httpx.CanManage, func(w http.ResponseWriter, r *http.Request) error {
 		panic("boom")
 	})).Methods("POST")
 	wantError(t, e.do("POST", "/v1/test-panic", key, map[string]any{}, "Idempotency-Key", "p"), http.StatusInternalServerError, "internal_error")

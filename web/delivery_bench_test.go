@@ -15,6 +15,7 @@ import (
 
 	"github.com/compliance-appliance/compliance/app"
 	"github.com/compliance-appliance/compliance/storage"
+	"github.com/compliance-appliance/compliance/webhook"
 )
 
 // deliveryBenchEnv is a real-clock app with four subscriptions to one local
@@ -90,7 +91,7 @@ func BenchmarkWebhookThroughput(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		be.vendor(b)
 	}
-	d := be.a.NewDeliverer(NewWebhookClient(app.DefaultNetworkPolicy()), app.DeliveryOptions{})
+	d := be.a.NewDeliverer(webhook.NewClient(app.DefaultNetworkPolicy()), app.DeliveryOptions{})
 	ctx, stop := context.WithCancel(context.Background())
 	b.ResetTimer()
 	start := time.Now()
@@ -113,7 +114,7 @@ func BenchmarkWebhookThroughput(b *testing.B) {
 func BenchmarkWebhookLatency(b *testing.B) {
 	be := newDeliveryBenchEnv(b)
 	be.want = 4 * b.N
-	d := be.a.NewDeliverer(NewWebhookClient(app.DefaultNetworkPolicy()), app.DeliveryOptions{})
+	d := be.a.NewDeliverer(webhook.NewClient(app.DefaultNetworkPolicy()), app.DeliveryOptions{})
 	ctx, stop := context.WithCancel(context.Background())
 	d.Start(ctx)
 	committed := map[string]time.Time{}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/webhook"
 )
 
 // receiver is a webhook endpoint that records every request and answers
@@ -63,7 +64,7 @@ func (rc *receiver) requests() []received {
 // deliverer drives delivery by hand on the test clock; jitter 0.5 makes
 // every delay exactly its base.
 func (e *testEnv) deliverer() *app.Deliverer {
-	return e.app.NewDeliverer(NewWebhookClient(e.app.NetworkPolicy()), app.DeliveryOptions{Jitter: func() float64 { return 0.5 }})
+	return e.app.NewDeliverer(webhook.NewClient(e.app.NetworkPolicy()), app.DeliveryOptions{Jitter: func() float64 { return 0.5 }})
 }
 
 func (e *testEnv) runDeliveries(d *app.Deliverer) int {
@@ -399,7 +400,7 @@ func TestWebhookNetworkPolicy(t *testing.T) {
 	ok := newReceiver(t, nil)
 	ctx := context.Background()
 	send := func(p *app.NetworkPolicy, url string) app.OutboundResponse {
-		return NewWebhookClient(p).Send(ctx, app.OutboundRequest{URL: url, Body: []byte(`{}`)})
+		return webhook.NewClient(p).Send(ctx, app.OutboundRequest{URL: url, Body: []byte(`{}`)})
 	}
 	def := app.DefaultNetworkPolicy()
 	// Loopback (and private networks) are allowed by default.
@@ -684,7 +685,7 @@ func TestDeliveryDrainsOnShutdown(t *testing.T) {
 	t.Cleanup(slow.Close)
 	hook, _ := e.createWebhook(owner, slow.URL, "vendor.created")
 	e.do("POST", "/v1/vendors", owner, map[string]any{"name": "Globex"})
-	d := e.app.NewDeliverer(NewWebhookClient(e.app.NetworkPolicy()), app.DeliveryOptions{PollInterval: 5 * time.Millisecond})
+	d := e.app.NewDeliverer(webhook.NewClient(e.app.NetworkPolicy()), app.DeliveryOptions{PollInterval: 5 * time.Millisecond})
 	ctx, stop := context.WithCancel(context.Background())
 	d.Start(ctx)
 	select {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/compliance-appliance/compliance/app"
 	"github.com/compliance-appliance/compliance/storage"
+	"github.com/compliance-appliance/compliance/web/httpx"
 )
 
 // The fuzz targets assert one property of hostile input: no panic and no
@@ -80,8 +81,8 @@ func FuzzDecode(f *testing.F) {
 	s := &Server{}
 	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
 		dst := decodeTargets[int(which)%len(decodeTargets)]()
-		if err := decodeBytes(body, dst); err != nil {
-			if status, _, _, _ := s.classify(err); status >= 500 {
+		if err := httpx.DecodeBytes(body, dst); err != nil {
+			if status, _, _, _ := s.Classify(err); status >= 500 {
 				t.Fatalf("decode %q: status %d: %v", body, status, err)
 			}
 		}
@@ -181,15 +182,15 @@ func FuzzQuery(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		u := &url.URL{Path: "/v1/vendors", RawQuery: raw}
 		r := &http.Request{Method: "GET", URL: u, Header: http.Header{}}
-		if p, err := pageParams(r); err == nil {
-			if p.Page < 1 || p.Page > maxPage || p.PerPage < 1 || p.PerPage > app.MaxPerPage {
+		if p, err := httpx.PageParams(r); err == nil {
+			if p.Page < 1 || p.Page > httpx.MaxPage || p.PerPage < 1 || p.PerPage > app.MaxPerPage {
 				t.Fatalf("pageParams(%q) = %+v accepted out of range", raw, p)
 			}
-		} else if status, _, _, _ := fe.srv.classify(err); status != http.StatusBadRequest {
+		} else if status, _, _, _ := fe.srv.Classify(err); status != http.StatusBadRequest {
 			t.Fatalf("pageParams(%q): status %d", raw, status)
 		}
 		for _, name := range []string{"ictService", "archived", "processesPersonalData"} {
-			b, err := boolParam(r, name)
+			b, err := httpx.BoolParam(r, name)
 			if err == nil && b != nil && *b != (u.Query().Get(name) == "true") {
 				t.Fatalf("boolParam(%q, %s) = %v", raw, name, *b)
 			}
@@ -198,42 +199,6 @@ func FuzzQuery(f *testing.F) {
 			req := httptest.NewRequest("GET", path, nil)
 			req.URL.RawQuery = raw
 			fe.serve(t, req)
-		}
-	})
-}
-
-// FuzzUpload feeds arbitrary multipart bodies and content types to
-// parseUpload: every failure is a 4xx (400 or 413), never a panic.
-func FuzzUpload(f *testing.F) {
-	ok := "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\nContent-Type: text/plain\r\n\r\nhello\r\n" +
-		"--b\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nfirst\r\n--b--\r\n"
-	f.Add("multipart/form-data; boundary=b", []byte(ok))
-	f.Add("multipart/form-data; boundary=b", []byte(strings.Replace(ok, "--b--", "--b", 1)))
-	f.Add("multipart/form-data; boundary=b", []byte(strings.Replace(ok, `name="file"`, `name="other"`, 1)))
-	f.Add("multipart/form-data", []byte(ok))
-	f.Add("multipart/form-data; boundary=\"\"", []byte("--\r\n\r\n"))
-	f.Add("application/json", []byte(`{}`))
-	f.Add("multipart/mixed; boundary=b", []byte(ok))
-	f.Add("multipart/form-data; boundary=b", []byte("--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"../../etc/passwd\"\r\n\r\nx\r\n--b--\r\n"))
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s := &Server{log: log, opts: Options{MaxUploadBytes: 64 << 10}}
-	f.Fuzz(func(t *testing.T, contentType string, body []byte) {
-		req := httptest.NewRequest("POST", "/v1/controls/x/evidence", bytes.NewReader(body))
-		req.Header.Set("Content-Type", contentType)
-		rec := httptest.NewRecorder()
-		u, err := s.parseUpload(rec, req, "file")
-		if req.MultipartForm != nil {
-			defer req.MultipartForm.RemoveAll()
-		}
-		if err != nil {
-			if status, _, _, _ := s.classify(err); status != http.StatusBadRequest && status != http.StatusRequestEntityTooLarge {
-				t.Fatalf("parseUpload(%q): status %d: %v", contentType, status, err)
-			}
-			return
-		}
-		defer u.Close()
-		if u.File == nil || u.Size < 0 {
-			t.Fatalf("parseUpload(%q) returned no file", contentType)
 		}
 	})
 }

@@ -49,6 +49,12 @@ func newTestServer(t *testing.T) *testEnv {
 // newTestServerWith is newTestServer with Options changed by configure.
 func newTestServerWith(t *testing.T, configure func(*Options)) *testEnv {
 	t.Helper()
+	return newTestServerLogged(t, configure, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// newTestServerLogged is newTestServerWith writing its logs to log.
+func newTestServerLogged(t *testing.T, configure func(*Options), log *slog.Logger) *testEnv {
+	t.Helper()
 	dir := t.TempDir()
 	ctx := context.Background()
 	db, err := storage.Open(ctx, filepath.Join(dir, "test.db"))
@@ -60,7 +66,6 @@ func newTestServerWith(t *testing.T, configure func(*Options)) *testEnv {
 		t.Fatal(err)
 	}
 	clock := &fakeClock{t: time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	files, err := storage.NewFiles(filepath.Join(dir, "files"))
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/web/httpx"
 )
 
 func TestLoggedPathRedactsLinkTokens(t *testing.T) {
@@ -26,7 +27,7 @@ func TestLoggedPathRedactsLinkTokens(t *testing.T) {
 		"/v1/trust-access/acme/requests":                  "/v1/trust-access/acme/requests",
 		"/questionnaires/qst_1/send":                      "/questionnaires/qst_1/send",
 	} {
-		if got := loggedPath(in); got != want {
+		if got := httpx.LoggedPath(in); got != want {
 			t.Errorf("loggedPath(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -37,8 +38,7 @@ func TestLoggedPathRedactsLinkTokens(t *testing.T) {
 func TestVendorLinkNotLogged(t *testing.T) {
 	t.Parallel()
 	logs := &redactLogBuffer{}
-	e := newTestServerWith(t, nil)
-	e.srv.log = slog.New(slog.NewTextHandler(logs, nil))
+	e := newTestServerLogged(t, nil, slog.New(slog.NewTextHandler(logs, nil)))
 	f := e.uiFixture("Acme")
 	b := e.browser()
 	b.signIn(f.admin)

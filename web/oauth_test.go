@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/web/httpx"
+	"github.com/compliance-appliance/compliance/web/oauth"
 )
 
 const testRedirect = "http://127.0.0.1:8765/callback"
@@ -69,7 +71,7 @@ func (e *testEnv) registerClient() string {
 type pkcePair struct{ verifier, challenge string }
 
 func newPKCE() pkcePair {
-	v := randomString(32)
+	v := httpx.RandomString(32)
 	sum := sha256.Sum256([]byte(v))
 	return pkcePair{verifier: v, challenge: base64.RawURLEncoding.EncodeToString(sum[:])}
 }
@@ -175,7 +177,7 @@ func TestOAuthFlowEndToEnd(t *testing.T) {
 	if !strings.Contains(page, `action="/oauth/login"`) || !strings.Contains(page, "Test agent") {
 		t.Fatalf("sign-in page expected: %s", page)
 	}
-	loginCookie := cookieOf(rec, loginCSRFCookie)
+	loginCookie := cookieOf(rec, oauth.LoginCSRFCookie)
 	loginForm := url.Values{"email": {"ada@example.com"}, "password": {testPassword}, "login_csrf": {hidden(t, page, "login_csrf")}, "return": {hidden(t, page, "return")}}
 	// Without the double-submit cookie the form is refused.
 	wantStatus(t, e.form("POST", "/oauth/login", loginForm), http.StatusForbidden)
@@ -184,7 +186,7 @@ func TestOAuthFlowEndToEnd(t *testing.T) {
 	if rec.Header().Get("Location") != authURL {
 		t.Fatalf("sign-in must return to the authorization: %q", rec.Header().Get("Location"))
 	}
-	session := cookieOf(rec, sessionCookie)
+	session := cookieOf(rec, httpx.SessionCookie)
 
 	// Consent without the CSRF token is refused.
 	rec = e.form("POST", authURL, url.Values{"organization_id": {org}, "decision": {"approve"}}, "Cookie", session)
@@ -268,8 +270,8 @@ func TestOAuthFlowEndToEnd(t *testing.T) {
 		t.Fatalf("grants: %v", grants)
 	}
 	gid := grants[0].(map[string]any)["id"].(string)
-	wantError(t, e.do("DELETE", "/v1/oauth/grants/"+gid, "", nil, "Cookie", session, "X-Organization-Id", other, csrfHeader, csrf), http.StatusNotFound, "not_found")
-	wantStatus(t, e.do("DELETE", "/v1/oauth/grants/"+gid, "", nil, "Cookie", session, "X-Organization-Id", org, csrfHeader, csrf), http.StatusNoContent)
+	wantError(t, e.do("DELETE", "/v1/oauth/grants/"+gid, "", nil, "Cookie", session, "X-Organization-Id", other, httpx.CSRFHeader, csrf), http.StatusNotFound, "not_found")
+	wantStatus(t, e.do("DELETE", "/v1/oauth/grants/"+gid, "", nil, "Cookie", session, "X-Organization-Id", org, httpx.CSRFHeader, csrf), http.StatusNoContent)
 	wantError(t, e.do("GET", "/v1/vendors", "", nil, bearer(tok4.AccessToken)...), http.StatusUnauthorized, "unauthorized")
 	if status, _ := e.tokenReq(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok4.RefreshToken}, "client_id": {clientID}}); status != http.StatusBadRequest {
 		t.Fatalf("refresh after grant revocation: %d", status)

@@ -9,114 +9,9 @@ import (
 	"time"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/web/httpx"
+	"github.com/compliance-appliance/compliance/web/oauth"
 )
-
-// TestOAuthTokenWritesAreAtomic: between fosite's BeginTX and Commit the
-// token endpoint's writes are held and applied in one transaction, so a
-// failed write leaves the used refresh token as it was (usable again)
-// instead of rotated without a replacement; a committed rotation applies
-// every write; outside a transaction writes apply at once.
-func TestOAuthTokenWritesAreAtomic(t *testing.T) {
-	t.Parallel()
-	e := newTestServer(t)
-	s := &fositeStore{app: e.app}
-	ctx := context.Background()
-	token := func(kind, sig string) *app.OAuthToken {
-		t.Helper()
-		tok := &app.OAuthToken{Signature: sig, Kind: kind, RequestID: "req_1", GrantID: "grant_1", ClientID: "client_1",
-			OrganizationID: "org_1", UserID: "usr_1", Active: true, Request: []byte(`{}`), ExpiresAt: time.Now().Add(time.Hour)}
-		if err := e.app.SaveOAuthToken(ctx, tok); err != nil {
-			t.Fatal(err)
-		}
-		return tok
-	}
-	active := func(kind, sig string) bool {
-		t.Helper()
-		tok, err := e.app.LoadOAuthToken(ctx, kind, sig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tok.Active
-	}
-	token(kindRefresh, "refresh-1")
-	token(kindAccess, "access-1")
-
-	// A rotation whose later write fails: nothing of it lands.
-	tx, err := s.BeginTX(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.RotateRefreshToken(tx, "req_1", "refresh-1"); err != nil {
-		t.Fatal(err)
-	}
-	if !active(kindRefresh, "refresh-1") {
-		t.Fatal("a write inside the transaction applied before Commit")
-	}
-	failure := errors.New("disk full")
-	if err := s.write(tx, func(context.Context) error { return failure }); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Commit(tx); !errors.Is(err, failure) {
-		t.Fatalf("commit: %v", err)
-	}
-	if !active(kindRefresh, "refresh-1") || !active(kindAccess, "access-1") {
-		t.Fatal("a failed rotation left the refresh token or its access token ended")
-	}
-
-	// Rolled back: nothing lands either.
-	tx, _ = s.BeginTX(ctx)
-	if err := s.RotateRefreshToken(tx, "req_1", "refresh-1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Rollback(tx); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Commit(tx); err != nil {
-		t.Fatal(err)
-	}
-	if !active(kindRefresh, "refresh-1") {
-		t.Fatal("a rolled-back rotation applied")
-	}
-
-	// Committed: the old refresh and access tokens end, the new ones exist.
-	tx, _ = s.BeginTX(ctx)
-	if err := s.RotateRefreshToken(tx, "req_1", "refresh-1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.write(tx, func(ctx context.Context) error {
-		return e.app.SaveOAuthToken(ctx, &app.OAuthToken{Signature: "refresh-2", Kind: kindRefresh, RequestID: "req_1", GrantID: "grant_1",
-			ClientID: "client_1", OrganizationID: "org_1", UserID: "usr_1", Active: true, Request: []byte(`{}`), ExpiresAt: time.Now().Add(time.Hour)})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Commit(tx); err != nil {
-		t.Fatal(err)
-	}
-	if active(kindRefresh, "refresh-1") || active(kindAccess, "access-1") || !active(kindRefresh, "refresh-2") {
-		t.Fatal("a committed rotation did not apply every write")
-	}
-
-	// A second rotation of the same token (a concurrent refresh that lost)
-	// fails at Commit and changes nothing.
-	tx, _ = s.BeginTX(ctx)
-	if err := s.RotateRefreshToken(tx, "req_1", "refresh-1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Commit(tx); err == nil {
-		t.Fatal("rotating a used refresh token must fail")
-	}
-	if !active(kindRefresh, "refresh-2") {
-		t.Fatal("the failed rotation changed the current token")
-	}
-
-	// Without BeginTX, writes apply at once.
-	if err := s.RevokeRefreshToken(ctx, "req_1"); err != nil {
-		t.Fatal(err)
-	}
-	if active(kindRefresh, "refresh-2") {
-		t.Fatal("a write outside a transaction did not apply")
-	}
-}
 
 // TestOAuthRegistrationLimitsAndCleanup: anonymous client registration is
 // throttled per address (10, then one a minute: 429 with Retry-After), and
@@ -133,9 +28,9 @@ func TestOAuthRegistrationLimitsAndCleanup(t *testing.T) {
 	rec := e.do("GET", authURL, "", nil)
 	page := rec.Body.String()
 	rec = e.form("POST", "/oauth/login", url.Values{"email": {"ada@example.com"}, "password": {testPassword},
-		"login_csrf": {hidden(t, page, "login_csrf")}, "return": {hidden(t, page, "return")}}, "Cookie", cookieOf(rec, loginCSRFCookie))
+		"login_csrf": {hidden(t, page, "login_csrf")}, "return": {hidden(t, page, "return")}}, "Cookie", cookieOf(rec, oauth.LoginCSRFCookie))
 	wantStatus(t, rec, http.StatusSeeOther)
-	e.exchange(used, e.approve(authURL, cookieOf(rec, sessionCookie), org), p)
+	e.exchange(used, e.approve(authURL, cookieOf(rec, httpx.SessionCookie), org), p)
 
 	var unused []string
 	for range 9 {

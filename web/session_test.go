@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/web/httpx"
 	"golang.org/x/crypto/argon2"
 )
 
@@ -43,7 +44,7 @@ func (e *testEnv) login(email string) (cookie, csrf string) {
 	rec := e.do("POST", "/v1/auth/login", "", map[string]string{"email": email, "password": testPassword})
 	wantStatus(e.t, rec, http.StatusOK)
 	for _, c := range rec.Result().Cookies() {
-		if c.Name == sessionCookie {
+		if c.Name == httpx.SessionCookie {
 			cookie = c.Name + "=" + c.Value
 		}
 	}
@@ -67,7 +68,7 @@ func TestSessionLoginUseLogout(t *testing.T) {
 	wantStatus(t, rec, http.StatusOK)
 	var c *http.Cookie
 	for _, ck := range rec.Result().Cookies() {
-		if ck.Name == sessionCookie {
+		if ck.Name == httpx.SessionCookie {
 			c = ck
 		}
 	}
@@ -113,14 +114,14 @@ func TestSessionLoginUseLogout(t *testing.T) {
 	vendor := map[string]any{"name": "Cloudy", "category": "cloud"}
 	rec = e.do("POST", "/v1/vendors", "", vendor, "Cookie", cookie)
 	wantError(t, rec, http.StatusForbidden, "forbidden")
-	rec = e.do("POST", "/v1/vendors", "", vendor, "Cookie", cookie, csrfHeader, "wrong")
+	rec = e.do("POST", "/v1/vendors", "", vendor, "Cookie", cookie, httpx.CSRFHeader, "wrong")
 	wantError(t, rec, http.StatusForbidden, "forbidden")
-	rec = e.do("POST", "/v1/vendors", "", vendor, "Cookie", cookie, csrfHeader, csrf)
+	rec = e.do("POST", "/v1/vendors", "", vendor, "Cookie", cookie, httpx.CSRFHeader, csrf)
 	wantStatus(t, rec, http.StatusCreated)
 
 	rec = e.do("POST", "/v1/auth/logout", "", nil, "Cookie", cookie)
 	wantError(t, rec, http.StatusForbidden, "forbidden")
-	rec = e.do("POST", "/v1/auth/logout", "", nil, "Cookie", cookie, csrfHeader, csrf)
+	rec = e.do("POST", "/v1/auth/logout", "", nil, "Cookie", cookie, httpx.CSRFHeader, csrf)
 	wantStatus(t, rec, http.StatusNoContent)
 	rec = e.do("GET", "/v1/auth/me", "", nil, "Cookie", cookie)
 	wantError(t, rec, http.StatusUnauthorized, "unauthorized")
@@ -128,9 +129,9 @@ func TestSessionLoginUseLogout(t *testing.T) {
 	wantError(t, rec, http.StatusUnauthorized, "unauthorized")
 
 	// A forged cookie is rejected; sign-in still works with it present.
-	rec = e.do("GET", "/v1/vendors", "", nil, "Cookie", sessionCookie+"=forged")
+	rec = e.do("GET", "/v1/vendors", "", nil, "Cookie", httpx.SessionCookie+"=forged")
 	wantError(t, rec, http.StatusUnauthorized, "unauthorized")
-	rec = e.do("POST", "/v1/auth/login", "", map[string]string{"email": "ada@example.com", "password": testPassword}, "Cookie", sessionCookie+"=forged")
+	rec = e.do("POST", "/v1/auth/login", "", map[string]string{"email": "ada@example.com", "password": testPassword}, "Cookie", httpx.SessionCookie+"=forged")
 	wantStatus(t, rec, http.StatusOK)
 }
 
@@ -161,7 +162,7 @@ func TestSessionSecureCookieOverTLS(t *testing.T) {
 	e.srv.ServeHTTP(rec, req)
 	wantStatus(t, rec, http.StatusOK)
 	for _, c := range rec.Result().Cookies() {
-		if c.Name == sessionCookie && !c.Secure {
+		if c.Name == httpx.SessionCookie && !c.Secure {
 			t.Fatal("cookie over TLS must be Secure")
 		}
 	}
@@ -194,8 +195,8 @@ func TestSessionOrganizationSelection(t *testing.T) {
 	}
 	vendor := map[string]any{"name": "Cloudy", "category": "cloud"}
 	// Auditor in Beta: the membership role applies.
-	wantError(t, e.do("POST", "/v1/vendors", "", vendor, "Cookie", cookie, csrfHeader, csrf, "X-Organization-Id", b), http.StatusForbidden, "forbidden")
-	wantStatus(t, e.do("POST", "/v1/vendors", "", vendor, "Cookie", cookie, csrfHeader, csrf, "X-Organization-Id", a), http.StatusCreated)
+	wantError(t, e.do("POST", "/v1/vendors", "", vendor, "Cookie", cookie, httpx.CSRFHeader, csrf, "X-Organization-Id", b), http.StatusForbidden, "forbidden")
+	wantStatus(t, e.do("POST", "/v1/vendors", "", vendor, "Cookie", cookie, httpx.CSRFHeader, csrf, "X-Organization-Id", a), http.StatusCreated)
 
 	// A person of one organization needs no header.
 	e.withPassword(a, "bob@example.com", app.RoleEmployee)
@@ -312,14 +313,14 @@ func TestSetUserPasswordEndsSessions(t *testing.T) {
 
 func TestClientAddressBehindTrustedProxies(t *testing.T) {
 	t.Parallel()
-	proxies, err := parseProxies([]string{"10.0.0.0/8", "192.0.2.1"})
+	proxies, err := httpx.ParseProxies([]string{"10.0.0.0/8", "192.0.2.1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := parseProxies([]string{"not-an-ip"}); err == nil {
+	if _, err := httpx.ParseProxies([]string{"not-an-ip"}); err == nil {
 		t.Fatal("a bad entry must be an error")
 	}
-	ss := &sessions{proxies: proxies}
+	ss := &httpx.Sessions{Proxies: proxies}
 	for _, c := range []struct{ peer, xff, want string }{
 		{"203.0.113.5:1234", "198.51.100.9", "203.0.113.5"},                   // untrusted peer: header ignored
 		{"10.1.2.3:1234", "198.51.100.9", "198.51.100.9"},                     // trusted proxy
@@ -332,7 +333,7 @@ func TestClientAddressBehindTrustedProxies(t *testing.T) {
 		if c.xff != "" {
 			r.Header.Set("X-Forwarded-For", c.xff)
 		}
-		if got := ss.clientAddress(r); got != c.want {
+		if got := ss.ClientAddress(r); got != c.want {
 			t.Errorf("peer %s xff %q: got %s, want %s", c.peer, c.xff, got, c.want)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/web/httpx"
 )
 
 // newProxiedServer is newTestServer behind a reverse proxy: trusted_proxies
@@ -101,7 +102,7 @@ func TestTrustRecordsClientBehindProxy(t *testing.T) {
 	remaining := func(peer, xff string) int {
 		rec := e.from(peer, xff, "GET", "/v1/trust/acme", "", nil)
 		wantStatus(t, rec, http.StatusOK)
-		n, err := strconv.Atoi(rec.Header()[hdrRemaining][0])
+		n, err := strconv.Atoi(rec.Header()[httpx.HeaderRateRemaining][0])
 		if err != nil {
 			t.Fatalf("remaining header: %v", rec.Header())
 		}

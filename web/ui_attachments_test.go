@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/web/ui"
 )
 
 // attach submits the attachment form of a page: one file with its content
@@ -22,7 +23,7 @@ func (b *uiBrowser) attach(page, name, contentType string, content []byte, desc 
 	if len(csrf) > 0 {
 		tok = csrf[0]
 	}
-	_ = mw.WriteField(csrfField, tok)
+	_ = mw.WriteField(ui.CSRFField, tok)
 	_ = mw.WriteField("attachmentDescription", desc)
 	if name != "" || content != nil {
 		h := textproto.MIMEHeader{}
@@ -86,7 +87,7 @@ func TestUIAttachments(t *testing.T) {
 		at := ats[0]
 		link := pg.path + "/attachments/" + at.ID
 		rec = admin.get(strings.SplitN(loc, "#", 2)[0])
-		wantBody(t, rec, "File attached.", `href="`+link+`"`, ">contract.pdf</a>", "Signed contract", humanSize(at.Size), f.admin, "2026-01-15")
+		wantBody(t, rec, "File attached.", `href="`+link+`"`, ">contract.pdf</a>", "Signed contract", ui.HumanSize(at.Size), f.admin, "2026-01-15")
 		wantNoBody(t, rec, "No files attached yet.")
 
 		rec = admin.get(link)

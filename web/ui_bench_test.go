@@ -13,6 +13,7 @@ import (
 
 	"github.com/compliance-appliance/compliance/app"
 	"github.com/compliance-appliance/compliance/storage"
+	"github.com/compliance-appliance/compliance/web/ui"
 )
 
 // BenchmarkUIPages renders the web application's pages for a signed-in
@@ -101,7 +102,7 @@ func benchSignIn(b *testing.B, srv http.Handler, email string) func(method, path
 	rec := do("GET", "/login", nil)
 	cookies = rec.Result().Cookies()
 	tok := uiCSRFRe.FindStringSubmatch(rec.Body.String())[1]
-	rec = do("POST", "/login", url.Values{"email": {email}, "password": {testPassword}, csrfField: {tok}})
+	rec = do("POST", "/login", url.Values{"email": {email}, "password": {testPassword}, ui.CSRFField: {tok}})
 	if rec.Code != http.StatusSeeOther {
 		b.Fatalf("sign-in: %d", rec.Code)
 	}

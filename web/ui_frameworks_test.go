@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/web/ui"
 )
 
 // fwFixture adds to a uiFixture a custom framework with one requirement,
@@ -213,28 +214,28 @@ func TestUICustomFrameworkFlow(t *testing.T) {
 	}
 	rec = b.get(loc + "&q=" + url.QueryEscape(strings.ToLower(c.Name)))
 	wantBody(t, rec, `value="`+f.control+`"`)
-	rec = b.get(requirementPath(fwID, reqID) + "?q=no-such-control-xyz")
+	rec = b.get(ui.RequirementPath(fwID, reqID) + "?q=no-such-control-xyz")
 	wantBody(t, rec, "No unmapped control matches")
 	wantNoBody(t, rec, `value="`+f.control+`"`)
 
 	// Map: none chosen is reported at the list.
-	rec = b.post(requirementPath(fwID, reqID)+"/controls", url.Values{})
+	rec = b.post(ui.RequirementPath(fwID, reqID)+"/controls", url.Values{})
 	wantStatus(t, rec, http.StatusUnprocessableEntity)
 	wantBody(t, rec, `<p class="field-error" id="controlIds-error">Choose at least one control.</p>`, `aria-describedby="controlIds-error"`)
-	rec = b.post(requirementPath(fwID, reqID)+"/controls", url.Values{"controlIds": {"ctl_01HZZZZZZZZZZZZZZZZZZZZZZZ"}})
+	rec = b.post(ui.RequirementPath(fwID, reqID)+"/controls", url.Values{"controlIds": {"ctl_01HZZZZZZZZZZZZZZZZZZZZZZZ"}})
 	wantStatus(t, rec, http.StatusUnprocessableEntity)
 	wantBody(t, rec, `id="controlIds-error"`)
-	wantRedirect(t, b.post(requirementPath(fwID, reqID)+"/controls", url.Values{"controlIds": {f.control}}), requirementPath(fwID, reqID)+"?done=mapped")
+	wantRedirect(t, b.post(ui.RequirementPath(fwID, reqID)+"/controls", url.Values{"controlIds": {f.control}}), ui.RequirementPath(fwID, reqID)+"?done=mapped")
 	r, err := e.app.GetRequirement(ctx, fwID, reqID)
 	if err != nil || len(r.ControlIDs) != 1 || r.ControlIDs[0] != f.control {
 		t.Fatalf("mapping: %+v %v", r, err)
 	}
-	rec = b.get(requirementPath(fwID, reqID) + "?done=mapped")
+	rec = b.get(ui.RequirementPath(fwID, reqID) + "?done=mapped")
 	wantBody(t, rec, "Mapping saved", `href="/controls/`+f.control+`"`)
 	wantNoBody(t, rec, `value="`+f.control+`"`) // no longer offered
 	// The control's page lists the requirement among its mapped requirements.
 	rec = b.get("/controls/" + f.control)
-	wantBody(t, rec, "Mapped requirements", "Internal Security Baseline", `href="`+requirementPath(fwID, reqID)+`">ISB-1</a> MFA everywhere`)
+	wantBody(t, rec, "Mapped requirements", "Internal Security Baseline", `href="`+ui.RequirementPath(fwID, reqID)+`">ISB-1</a> MFA everywhere`)
 
 	// A built-in requirement can be mapped too, as the API allows.
 	reqs, err = e.app.ListRequirements(ctx, f.frameworkID, app.Page{Page: 1, PerPage: 200})
@@ -251,7 +252,7 @@ func TestUICustomFrameworkFlow(t *testing.T) {
 	if other == "" {
 		t.Fatal("no second built-in requirement")
 	}
-	wantRedirect(t, b.post(requirementPath(f.frameworkID, other)+"/controls", url.Values{"controlIds": {f.control}}), requirementPath(f.frameworkID, other))
+	wantRedirect(t, b.post(ui.RequirementPath(f.frameworkID, other)+"/controls", url.Values{"controlIds": {f.control}}), ui.RequirementPath(f.frameworkID, other))
 	if r, err = e.app.GetRequirement(ctx, f.frameworkID, other); err != nil || len(r.ControlIDs) != 2 {
 		t.Fatalf("built-in mapping: %+v %v", r, err)
 	}
@@ -367,13 +368,13 @@ func TestUIFrameworkEditorForbidden(t *testing.T) {
 		b := e.browser()
 		b.signIn(email)
 		posts := map[string]url.Values{
-			"/frameworks":                                        {"name": {"Sneaky"}},
-			"/frameworks/" + f.custom:                            {"name": {"Sneaky"}},
-			"/frameworks/" + f.custom + "/requirements":          {"ref": {"S-1"}, "title": {"Sneaky"}},
-			requirementPath(f.custom, f.customReq) + "/controls": {"controlIds": {f.control}},
-			"/task-templates":                                    {"frameworkId": {f.custom}, "requirementId": {f.customReq}, "name": {"Sneaky"}},
-			"/task-templates/" + f.template:                      {"name": {"Sneaky"}},
-			"/task-templates/" + f.template + "/delete":          nil,
+			"/frameworks":                                           {"name": {"Sneaky"}},
+			"/frameworks/" + f.custom:                               {"name": {"Sneaky"}},
+			"/frameworks/" + f.custom + "/requirements":             {"ref": {"S-1"}, "title": {"Sneaky"}},
+			ui.RequirementPath(f.custom, f.customReq) + "/controls": {"controlIds": {f.control}},
+			"/task-templates":                                       {"frameworkId": {f.custom}, "requirementId": {f.customReq}, "name": {"Sneaky"}},
+			"/task-templates/" + f.template:                         {"name": {"Sneaky"}},
+			"/task-templates/" + f.template + "/delete":             nil,
 		}
 		for path, form := range posts {
 			rec := b.post(path, form)
@@ -414,7 +415,7 @@ func TestUIFrameworkEditorOtherOrganization(t *testing.T) {
 	b := e.browser()
 	b.signIn(a.owner)
 	for _, path := range []string{"/frameworks/" + other.custom, "/frameworks/" + other.custom + "/edit",
-		requirementPath(other.custom, other.customReq), requirementPath(a.custom, other.customReq),
+		ui.RequirementPath(other.custom, other.customReq), ui.RequirementPath(a.custom, other.customReq),
 		"/task-templates/" + other.template, "/task-templates/new?framework=" + other.custom} {
 		rec := b.get(path)
 		if strings.HasPrefix(path, "/task-templates/new") {
@@ -430,11 +431,11 @@ func TestUIFrameworkEditorOtherOrganization(t *testing.T) {
 		wantNoBody(t, rec, "Globex", "Multi-factor")
 	}
 	for path, form := range map[string]url.Values{
-		"/frameworks/" + other.custom:                                {"name": {"Hijacked"}},
-		"/frameworks/" + other.custom + "/requirements":              {"ref": {"H-1"}, "title": {"Hijacked"}},
-		requirementPath(other.custom, other.customReq) + "/controls": {"controlIds": {a.control}},
-		"/task-templates/" + other.template:                          {"name": {"Hijacked"}},
-		"/task-templates/" + other.template + "/delete":              nil,
+		"/frameworks/" + other.custom:                                   {"name": {"Hijacked"}},
+		"/frameworks/" + other.custom + "/requirements":                 {"ref": {"H-1"}, "title": {"Hijacked"}},
+		ui.RequirementPath(other.custom, other.customReq) + "/controls": {"controlIds": {a.control}},
+		"/task-templates/" + other.template:                             {"name": {"Hijacked"}},
+		"/task-templates/" + other.template + "/delete":                 nil,
 	} {
 		rec := b.post(path, form)
 		if rec.Code != http.StatusNotFound {
@@ -519,8 +520,8 @@ func BenchmarkUIRequirementPage(b *testing.B) {
 		}
 	}
 	do := benchSignIn(b, srv, "owner@bench.test")
-	for _, pg := range []struct{ name, path string }{{"requirement", requirementPath(fw.ID, r.ID)},
-		{"requirement-search", requirementPath(fw.ID, r.ID) + "?q=custom+control+19"}, {"task-templates", "/task-templates"}} {
+	for _, pg := range []struct{ name, path string }{{"requirement", ui.RequirementPath(fw.ID, r.ID)},
+		{"requirement-search", ui.RequirementPath(fw.ID, r.ID) + "?q=custom+control+19"}, {"task-templates", "/task-templates"}} {
 		benchPage(b, pg.name, pg.path, do)
 	}
 }

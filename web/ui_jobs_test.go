@@ -15,38 +15,38 @@ import (
 	"time"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/web/ui"
 )
 
 // newJobServer is a test server whose jobs write under the test's
 // directory and are stopped when the test ends.
-func newJobServer(t *testing.T) *testEnv {
+func newJobServer(t *testing.T, configure ...func(*Options)) *testEnv {
 	t.Helper()
 	dir := t.TempDir()
-	e := newTestServerWith(t, func(o *Options) { o.WorkDir = dir })
+	e := newTestServerWith(t, func(o *Options) {
+		o.WorkDir = dir
+		for _, c := range configure {
+			c(o)
+		}
+	})
 	t.Cleanup(func() { _ = e.srv.Close() })
 	return e
 }
 
 // waitJob waits until a job has finished and returns its state.
-func waitJob(t *testing.T, e *testEnv, id string) uiJob {
+func waitJob(t *testing.T, e *testEnv, id string) ui.Job {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		e.srv.jobs.mu.Lock()
-		j, ok := e.srv.jobs.jobs[id]
-		var c uiJob
-		if ok {
-			c = *j
-		}
-		e.srv.jobs.mu.Unlock()
+		c, ok := e.srv.UI.JobState(id)
 		if !ok {
 			t.Fatalf("job %s is gone", id)
 		}
-		if c.status == jobDone || c.status == jobFailed {
+		if c.Status == ui.JobDone || c.Status == ui.JobFailed {
 			return c
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("job %s still %s", id, c.status)
+			t.Fatalf("job %s still %s", id, c.Status)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -91,12 +91,12 @@ func TestUIExportJob(t *testing.T) {
 	loc := wantRedirect(t, admin.post("/evidence/export", nil), "/jobs/job_")
 	id := strings.TrimPrefix(loc, "/jobs/")
 	j := waitJob(t, e, id)
-	if j.status != jobDone || j.total == 0 || j.done != j.total {
+	if j.Status != ui.JobDone || j.Total == 0 || j.Done != j.Total {
 		t.Fatalf("job: %+v", j)
 	}
 	rec = admin.get(loc)
 	wantStatus(t, rec, http.StatusOK)
-	wantBody(t, rec, "Evidence export", "Done", strconv.Itoa(j.total)+" of "+strconv.Itoa(j.total)+" controls done", `<progress max="`+strconv.Itoa(j.total)+`"`,
+	wantBody(t, rec, "Evidence export", "Done", strconv.Itoa(j.Total)+" of "+strconv.Itoa(j.Total)+" controls done", `<progress max="`+strconv.Itoa(j.Total)+`"`,
 		`href="/jobs/`+id+`/download"`, "Kept until 2026-01-15 11:00 UTC")
 	wantNoBody(t, rec, `http-equiv="refresh"`)
 	wantBody(t, admin.get("/jobs"), `href="/jobs/`+id+`"`, "Evidence export")
@@ -130,24 +130,24 @@ func TestUIExportJob(t *testing.T) {
 	// The auditor prepares the auditor package only; employees neither.
 	wantStatus(t, aud.post("/evidence/export", nil), http.StatusForbidden)
 	aloc := wantRedirect(t, aud.post("/evidence/export/auditor", nil), "/jobs/job_")
-	if j := waitJob(t, e, strings.TrimPrefix(aloc, "/jobs/")); j.status != jobDone {
+	if j := waitJob(t, e, strings.TrimPrefix(aloc, "/jobs/")); j.Status != ui.JobDone {
 		t.Fatalf("auditor job: %+v", j)
 	}
 	wantStatus(t, aud.get(aloc+"/download"), http.StatusOK)
 	wantStatus(t, emp.post("/evidence/export", nil), http.StatusForbidden)
 	wantStatus(t, emp.post("/evidence/export/auditor", nil), http.StatusForbidden)
-	wantStatus(t, admin.post("/evidence/export", url.Values{csrfField: {"forged"}}), http.StatusForbidden)
+	wantStatus(t, admin.post("/evidence/export", url.Values{ui.CSRFField: {"forged"}}), http.StatusForbidden)
 	rec = admin.post("/evidence/export", url.Values{"frameworkId": {"frk_nope"}})
 	wantStatus(t, rec, http.StatusBadRequest)
 	// The direct downloads stay as they were.
 	wantStatus(t, admin.get("/evidence/export"), http.StatusOK)
 
 	// An hour after it finished the job and its file are gone.
-	path := j.path
+	path := j.Path
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("job file: %v", err)
 	}
-	e.clock.Advance(jobTTL + time.Minute)
+	e.clock.Advance(ui.JobTTL + time.Minute)
 	wantStatus(t, admin.get(loc), http.StatusNotFound)
 	wantStatus(t, admin.get(loc+"/download"), http.StatusNotFound)
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
@@ -157,9 +157,9 @@ func TestUIExportJob(t *testing.T) {
 	// Closing the server removes every file of its jobs.
 	loc = wantRedirect(t, admin.post("/evidence/export", nil), "/jobs/job_")
 	j = waitJob(t, e, strings.TrimPrefix(loc, "/jobs/"))
-	dir := e.srv.jobs.dir
-	if dir == "" || !strings.HasPrefix(j.path, dir) {
-		t.Fatalf("job file %q outside the job directory %q", j.path, dir)
+	dir := e.srv.UI.JobsDir()
+	if dir == "" || !strings.HasPrefix(j.Path, dir) {
+		t.Fatalf("job file %q outside the job directory %q", j.Path, dir)
 	}
 	_ = e.srv.Close()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
@@ -183,7 +183,7 @@ func TestUIJobProgressAndLimits(t *testing.T) {
 
 	release := make(chan struct{})
 	started := make(chan struct{}, 3)
-	block := func(ctx context.Context, c *jobControl) error {
+	block := func(ctx context.Context, c *ui.JobControl) error {
 		c.Progress(3, 10)
 		started <- struct{}{}
 		select {
@@ -199,11 +199,11 @@ func TestUIJobProgressAndLimits(t *testing.T) {
 		_, err = io.WriteString(w, "the result")
 		return err
 	}
-	id1, err := e.srv.jobs.start(pa, "", "test", "Long work", "items", block)
+	id1, err := e.srv.UI.StartJob(pa, "", "test", "Long work", "items", block)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id2, err := e.srv.jobs.start(pa, "", "test", "More long work", "items", block)
+	id2, err := e.srv.UI.StartJob(pa, "", "test", "More long work", "items", block)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestUIJobProgressAndLimits(t *testing.T) {
 	wantStatus(t, rec, http.StatusTooManyRequests)
 	wantBody(t, rec, "You already have 2 jobs under way")
 	// Another person's job waits for a free slot.
-	id3, err := e.srv.jobs.start(po, "", "test", "Waiting work", "items", block)
+	id3, err := e.srv.UI.StartJob(po, "", "test", "Waiting work", "items", block)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestUIJobProgressAndLimits(t *testing.T) {
 	wantBody(t, rec, "Queued", "Waiting for a free slot", `http-equiv="refresh"`)
 	close(release)
 	for _, id := range []string{id1, id2, id3} {
-		if j := waitJob(t, e, id); j.status != jobDone {
+		if j := waitJob(t, e, id); j.Status != ui.JobDone {
 			t.Fatalf("job %s: %+v", id, j)
 		}
 	}
@@ -242,7 +242,7 @@ func TestUIJobProgressAndLimits(t *testing.T) {
 	}
 
 	// A failing job says so, without internals.
-	id4, err := e.srv.jobs.start(pa, "", "test", "Broken work", "items", func(ctx context.Context, c *jobControl) error {
+	id4, err := e.srv.UI.StartJob(pa, "", "test", "Broken work", "items", func(ctx context.Context, c *ui.JobControl) error {
 		if _, err := c.File("x.zip", "application/zip"); err != nil {
 			return err
 		}
@@ -252,7 +252,7 @@ func TestUIJobProgressAndLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := waitJob(t, e, id4)
-	if j.path != "" {
+	if j.Path != "" {
 		t.Fatalf("a failed job keeps its file: %+v", j)
 	}
 	rec = admin.get("/jobs/" + id4)
@@ -262,25 +262,18 @@ func TestUIJobProgressAndLimits(t *testing.T) {
 
 	// A person keeps at most jobsKept jobs: starting more removes the
 	// oldest finished one.
-	quick := func(ctx context.Context, c *jobControl) error { return nil }
-	for range jobsKept {
-		id, err := e.srv.jobs.start(pa, "", "test", "Quick work", "items", quick)
+	quick := func(ctx context.Context, c *ui.JobControl) error { return nil }
+	for range ui.JobsKept {
+		id, err := e.srv.UI.StartJob(pa, "", "test", "Quick work", "items", quick)
 		if err != nil {
 			t.Fatal(err)
 		}
 		waitJob(t, e, id)
 	}
-	e.srv.jobs.mu.Lock()
-	kept := 0
-	for _, j := range e.srv.jobs.jobs {
-		if j.userID == pa.UserID {
-			kept++
-		}
-	}
-	_, oldest := e.srv.jobs.jobs[id1]
-	e.srv.jobs.mu.Unlock()
-	if kept != jobsKept || oldest {
-		t.Fatalf("kept %d jobs (oldest kept: %v), want %d", kept, oldest, jobsKept)
+	kept := e.srv.UI.JobCount(pa.UserID)
+	_, oldest := e.srv.UI.JobState(id1)
+	if kept != ui.JobsKept || oldest {
+		t.Fatalf("kept %d jobs (oldest kept: %v), want %d", kept, oldest, ui.JobsKept)
 	}
 	wantStatus(t, admin.get("/jobs/"+id1), http.StatusNotFound)
 }
@@ -306,8 +299,7 @@ func principalOf(t *testing.T, e *testEnv, org, email string) *app.Principal {
 // back to the questionnaire; small ones stay answered at once.
 func TestUIAutoAnswerJob(t *testing.T) {
 	t.Parallel()
-	e := newJobServer(t)
-	e.srv.autoAnswerInline = 2
+	e := newJobServer(t, func(o *Options) { o.AutoAnswerInline = 2 })
 	f := e.uiFixture("Acme")
 	if _, err := e.app.CreateKBEntry(e.ctx(f.org), app.KBEntryInput{Question: app.Ptr("Do you encrypt backups?"),
 		Answer: app.Ptr("Yes, every backup is encrypted with AES-256.")}); err != nil {
@@ -320,7 +312,7 @@ func TestUIAutoAnswerJob(t *testing.T) {
 	qid := strings.TrimPrefix(strings.SplitN(loc, "?", 2)[0], "/questionnaires/")
 	jloc := wantRedirect(t, owner.post("/questionnaires/"+qid+"/auto-answer", nil), "/jobs/job_")
 	j := waitJob(t, e, strings.TrimPrefix(jloc, "/jobs/"))
-	if j.status != jobDone || j.total != 3 || j.done != 3 {
+	if j.Status != ui.JobDone || j.Total != 3 || j.Done != 3 {
 		t.Fatalf("auto-answer job: %+v", j)
 	}
 	rec := owner.get(jloc)

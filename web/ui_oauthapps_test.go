@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/web/ui"
 )
 
 var secretRe = regexp.MustCompile(`id="new-secret" type="text" readonly value="(cmps_[^"]+)"`)
@@ -194,7 +195,7 @@ func TestUIConnectedApps(t *testing.T) {
 		t.Fatal("another organization's grant was revoked")
 	}
 	// Without the CSRF token nothing happens.
-	wantStatus(t, emp.post("/connected-apps/"+mine.ID+"/revoke", url.Values{csrfField: {"forged"}}), http.StatusForbidden)
+	wantStatus(t, emp.post("/connected-apps/"+mine.ID+"/revoke", url.Values{ui.CSRFField: {"forged"}}), http.StatusForbidden)
 	loc := wantRedirect(t, emp.post("/connected-apps/"+mine.ID+"/revoke", nil), "/connected-apps?done=app-disconnected")
 	wantBody(t, emp.get(loc), "App disconnected", "No apps are connected")
 	if l, err := e.app.ListMyGrants(empCtx); err != nil || len(l) != 0 {

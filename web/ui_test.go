@@ -16,6 +16,8 @@ import (
 
 	"github.com/compliance-appliance/compliance/app"
 	assets "github.com/compliance-appliance/compliance/embed"
+	"github.com/compliance-appliance/compliance/web/httpx"
+	"github.com/compliance-appliance/compliance/web/ui"
 	"github.com/gorilla/mux"
 )
 
@@ -64,8 +66,8 @@ func (b *uiBrowser) post(path string, form url.Values) *httptest.ResponseRecorde
 	if form == nil {
 		form = url.Values{}
 	}
-	if _, ok := form[csrfField]; !ok {
-		form.Set(csrfField, b.csrf)
+	if _, ok := form[ui.CSRFField]; !ok {
+		form.Set(ui.CSRFField, b.csrf)
 	}
 	req := httptest.NewRequest("POST", path, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -77,7 +79,7 @@ func (b *uiBrowser) upload(path, name, content string, fields map[string]string)
 	b.e.t.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
-	_ = mw.WriteField(csrfField, b.csrf)
+	_ = mw.WriteField(ui.CSRFField, b.csrf)
 	for k, v := range fields {
 		_ = mw.WriteField(k, v)
 	}
@@ -376,10 +378,10 @@ func TestUICSRF(t *testing.T) {
 	b := e.browser()
 	b.signIn(f.owner)
 	for _, tok := range []string{"", "forged"} {
-		rec := b.post("/vendors", url.Values{csrfField: {tok}, "name": {"Forged"}})
+		rec := b.post("/vendors", url.Values{ui.CSRFField: {tok}, "name": {"Forged"}})
 		wantStatus(t, rec, http.StatusForbidden)
 		wantBody(t, rec, "This form has expired")
-		rec = b.post("/logout", url.Values{csrfField: {tok}})
+		rec = b.post("/logout", url.Values{ui.CSRFField: {tok}})
 		wantStatus(t, rec, http.StatusForbidden)
 	}
 	l, _ := e.app.ListVendors(e.ctx(f.org), app.VendorFilter{Search: "Forged", Page: app.Page{Page: 1, PerPage: 10}})
@@ -392,9 +394,9 @@ func TestUICSRF(t *testing.T) {
 
 	anon := e.browser()
 	anon.get("/login")
-	rec := anon.post("/login", url.Values{csrfField: {"wrong"}, "email": {f.owner}, "password": {testPassword}})
+	rec := anon.post("/login", url.Values{ui.CSRFField: {"wrong"}, "email": {f.owner}, "password": {testPassword}})
 	wantStatus(t, rec, http.StatusForbidden)
-	if _, ok := anon.cookies[sessionCookie]; ok {
+	if _, ok := anon.cookies[httpx.SessionCookie]; ok {
 		t.Fatal("sign-in without the form token set a session")
 	}
 }
@@ -587,14 +589,14 @@ func TestUIAssetsAndHeaders(t *testing.T) {
 	b := e.browser()
 	rec := b.get("/login")
 	wantStatus(t, rec, http.StatusOK)
-	if csp := rec.Header().Get("Content-Security-Policy"); csp != uiCSP {
+	if csp := rec.Header().Get("Content-Security-Policy"); csp != ui.CSP {
 		t.Fatalf("page CSP %q", csp)
 	}
-	if csp := e.do("GET", "/v1/health", "", nil).Header().Get("Content-Security-Policy"); csp != apiCSP {
+	if csp := e.do("GET", "/v1/health", "", nil).Header().Get("Content-Security-Policy"); csp != ui.APICSP {
 		t.Fatalf("API CSP changed: %q", csp)
 	}
 	for _, name := range []string{"app.css", "app.js", "favicon.svg"} {
-		href := "/static/" + name + "?v=" + e.srv.webui.assets[name]
+		href := "/static/" + name + "?v=" + e.srv.UI.AssetVersion(name)
 		wantBody(t, rec, strings.ReplaceAll(href, "&", "&amp;"))
 		r := b.get(href)
 		wantStatus(t, r, http.StatusOK)
@@ -629,13 +631,13 @@ func TestUIRoutesOutsideAPI(t *testing.T) {
 	t.Parallel()
 	e := newTestServer(t)
 	n := 0
-	err := e.srv.webui.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+	err := e.srv.UI.PageRouter().Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
 		tpl, err := route.GetPathTemplate()
 		if err != nil {
 			return nil
 		}
 		n++
-		if strings.HasPrefix(tpl, "/v1") || !isUIPath(tpl) {
+		if strings.HasPrefix(tpl, "/v1") || !ui.IsPagePath(tpl) {
 			t.Errorf("web route %s is not in a web section", tpl)
 		}
 		return nil
@@ -644,7 +646,7 @@ func TestUIRoutesOutsideAPI(t *testing.T) {
 		t.Fatalf("walked %d web routes: %v", n, err)
 	}
 	_ = e.srv.Router().Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
-		if tpl, err := route.GetPathTemplate(); err == nil && isUIPath(tpl) {
+		if tpl, err := route.GetPathTemplate(); err == nil && ui.IsPagePath(tpl) {
 			t.Errorf("API router lists web path %s", tpl)
 		}
 		return nil

@@ -1,0 +1,153 @@
+package httpx
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+
+	"github.com/compliance-appliance/compliance/app"
+)
+
+// handlerFunc is a handler that returns its error to the adapter.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// access says who may call a route.
+type Access struct {
+	public bool           // no credential needed
+	cap    app.Capability // required capability otherwise
+}
+
+var (
+	Public     = Access{public: true}
+	CanRead    = Access{cap: app.CapRead}
+	CanManage  = Access{cap: app.CapManage}
+	CanKeys    = Access{cap: app.CapManageKeys}
+	CanOwn     = Access{cap: app.CapTransferOwnership}
+	CanReview  = Access{cap: app.CapReview}
+	CanSelf    = Access{cap: app.CapSelfService}
+	CanAuditRd = Access{cap: app.CapReadAudit}
+)
+
+// wrap adapts a handlerFunc: authentication, rate limit, capability,
+// idempotency, then the handler; errors go to writeError.
+func (s *Server) Wrap(acc Access, h HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.Authenticate(r)
+		if err != nil {
+			s.Limit(w, r, nil)
+			s.writeError(w, r, err)
+			return
+		}
+		if !s.Limit(w, r, p) {
+			return
+		}
+		if p == nil && !acc.public {
+			s.writeError(w, r, app.ErrUnauthenticated)
+			return
+		}
+		if p != nil {
+			if hd, ok := r.Context().Value(HolderKey{}).(*PrincipalHolder); ok {
+				hd.Principal = p
+			}
+			r = r.WithContext(app.WithPrincipal(r.Context(), p))
+			if !acc.public {
+				if err := p.Require(acc.cap); err != nil {
+					s.writeError(w, r, err)
+					return
+				}
+			}
+		}
+		if key := r.Header.Get("Idempotency-Key"); key != "" && r.Method == http.MethodPost && p != nil {
+			s.idempotent(w, r, key, h)
+			return
+		}
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// recorder buffers a response so it can be stored and replayed.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (rc *recorder) Header() http.Header { return rc.header }
+func (rc *recorder) WriteHeader(code int) {
+	if rc.status == 0 {
+		rc.status = code
+	}
+}
+func (rc *recorder) Write(b []byte) (int, error) {
+	if rc.status == 0 {
+		rc.status = http.StatusOK
+	}
+	return rc.body.Write(b)
+}
+
+// bodyRequestID returns the top-level requestId of a JSON object body.
+func bodyRequestID(body []byte) string {
+	var v struct {
+		RequestID string `json:"requestId"`
+	}
+	if len(body) == 0 || body[0] != '{' || json.Unmarshal(body, &v) != nil {
+		return ""
+	}
+	return v.RequestID
+}
+
+// idempotent runs a POST at most once per Idempotency-Key (DECISIONS:
+// Limits). The request hash covers method, path, query and body.
+func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, h HandlerFunc) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sum := sha256.New()
+	io.WriteString(sum, r.Method+" "+r.URL.RequestURI()+"\n"+r.Header.Get("Content-Type")+"\n")
+	sum.Write(body)
+	hash := hex.EncodeToString(sum.Sum(nil))
+	var rec *recorder
+	resp, replayed, err := s.app.Idempotent(r.Context(), key, hash, func(ctx context.Context) *app.StoredResponse {
+		rec = &recorder{header: http.Header{}}
+		rr := r.WithContext(ctx)
+		rr.Body = io.NopCloser(bytes.NewReader(body))
+		if err := h(rec, rr); err != nil {
+			s.writeError(rec, rr, err)
+		}
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		return &app.StoredResponse{Status: rec.status, ContentType: rec.header.Get("Content-Type"), Body: rec.body.Bytes()}
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if rec != nil && !replayed {
+		for k, v := range rec.header {
+			w.Header()[k] = v
+		}
+	}
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+		// The replayed body is the first response's; when it names a
+		// requestId, the header names the same one (DECISIONS: X-Request-Id
+		// equals requestId).
+		if id := bodyRequestID(resp.Body); id != "" {
+			w.Header().Set("X-Request-Id", id)
+		}
+	}
+	if resp.ContentType != "" {
+		w.Header().Set("Content-Type", resp.ContentType)
+	}
+	w.WriteHeader(resp.Status)
+	_, _ = w.Write(resp.Body)
+}

@@ -1,0 +1,345 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/web/httpx"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The MCP tool server at /v1/mcp: the official Go SDK over the streamable
+// HTTP transport, stateless, so every request is authenticated by the usual
+// chain (X-API-Key or an OAuth bearer token) and each tool call runs with
+// that request's principal. Tools call the same app services as the REST
+// handlers, so permissions and organization scoping are identical.
+
+// mcpTools registers every tool. To add one, write a small function of the
+// form func(ctx, In) (Out, error) calling an app service and add one
+// addTool line here (controls, findings and evidence tools belong here).
+func (s *Server) mcpTools(srv *mcp.Server) {
+	addTool(s, srv, "list_vendors", "List the organization's vendors (third parties), with optional filters.", false, s.toolListVendors)
+	addTool(s, srv, "get_vendor", "Get one vendor by id (vnd_...).", false, s.toolGetVendor)
+	addTool(s, srv, "create_vendor", "Create a vendor. Needs a role that may manage data (owner, admin).", true, s.toolCreateVendor)
+	addTool(s, srv, "list_people", "List the organization's people and their roles.", false, s.toolListPeople)
+	addTool(s, srv, "get_organization", "Get the organization the credential acts in.", false, s.toolGetOrganization)
+	addTool(s, srv, "compliance_status", "Compliance status of every enabled framework: score (0-100) and control and requirement counts.", false, s.toolComplianceStatus)
+	addTool(s, srv, "list_controls", "List the organization's controls, with optional framework, status and owner filters.", false, s.toolListControls)
+	addTool(s, srv, "get_control", "Get one control by id (ctl_...) with its requirements and open findings.", false, s.toolGetControl)
+	addTool(s, srv, "list_findings", "List findings, with optional status, severity, type and control filters.", false, s.toolListFindings)
+	addTool(s, srv, "create_finding", "Create a finding (title, severity, linkedControlIds...). Needs a role that may record findings (owner, admin; auditors in a session).", true, s.toolCreateFinding)
+	addTool(s, srv, "list_expiring_evidence", "List evidence that expires within the next days (default 30), soonest first.", false, s.toolListExpiringEvidence)
+}
+
+// mcpToolNames lists the tools in the manifest, in mcpTools order.
+var mcpToolNames = []string{"list_vendors", "get_vendor", "create_vendor", "list_people", "get_organization",
+	"compliance_status", "list_controls", "get_control", "list_findings", "create_finding", "list_expiring_evidence"}
+
+// addTool registers a tool whose errors come back as tool errors with the
+// same code and client-safe message as the REST API. Writing tools need the
+// compliance:write scope when the caller uses OAuth.
+func addTool[In any, Out any](s *Server, srv *mcp.Server, name, desc string, writes bool, fn func(ctx context.Context, in In) (Out, error)) {
+	tool := &mcp.Tool{Name: name, Description: desc, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: !writes}}
+	mcp.AddTool(srv, tool, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+		if app.PrincipalFrom(ctx) == nil {
+			return nil, nil, fmt.Errorf("unauthorized: no credentials")
+		}
+		if writes && !tokenCanWrite(ctx) {
+			return nil, nil, fmt.Errorf("forbidden: the token lacks the %s scope", app.ScopeWrite)
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			status, code, msg, _ := s.Classify(err)
+			if status >= 500 {
+				s.log.ErrorContext(ctx, "mcp tool failed", slog.String("tool", name), slog.String("request_id", app.RequestIDFrom(ctx)), slog.Any("error", err))
+			}
+			return nil, nil, fmt.Errorf("%s: %s", code, msg)
+		}
+		return nil, out, nil
+	})
+}
+
+type scopeKey struct{}
+
+// tokenCanWrite reports whether an OAuth token in ctx carries the write
+// scope; other credentials are limited by role alone.
+func tokenCanWrite(ctx context.Context) bool {
+	v, ok := ctx.Value(scopeKey{}).(bool)
+	return !ok || v
+}
+
+func newMCPHandler(s *Server) http.Handler {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "compliance", Title: "Compliance appliance", Version: s.opts.Version},
+		&mcp.ServerOptions{Instructions: "Tools over the organization's compliance data. Every call acts with the caller's role."})
+	s.mcpTools(srv)
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.log})
+}
+
+// serveMCP hands an authenticated request to the SDK, noting the token's
+// write scope for OAuth callers.
+func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) error {
+	if p := app.PrincipalFrom(r.Context()); p != nil && p.AuthType == app.AuthOAuth {
+		r = r.WithContext(context.WithValue(r.Context(), scopeKey{}, slices.Contains(p.Scopes, app.ScopeWrite)))
+	}
+	s.mcp.ServeHTTP(w, r)
+	return nil
+}
+
+// mcpManifest is /.well-known/mcp.json: endpoint, transport, auth options.
+func (s *Server) mcpManifest(w http.ResponseWriter, r *http.Request) error {
+	base := s.BaseURL(r)
+	httpx.AllowCORS(w)
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{
+		"name":        "compliance",
+		"title":       "Compliance appliance",
+		"description": "Tools over an organization's compliance data: framework status, controls, findings, expiring evidence, vendors, people, the organization.",
+		"version":     s.opts.Version,
+		"endpoint":    base + "/v1/mcp",
+		"transport":   map[string]any{"type": "streamable-http", "url": base + "/v1/mcp", "stateless": true},
+		"authentication": []map[string]any{
+			{"type": "api-key", "header": "X-API-Key", "description": "An organization API key; the tools act with the key's role."},
+			{"type": "oauth2", "authorizationServer": base, "metadata": base + "/.well-known/oauth-authorization-server",
+				"protectedResourceMetadata": base + "/.well-known/oauth-protected-resource/v1/mcp",
+				"registration":              base + "/oauth/register", "pkce": "S256", "scopes": app.Scopes,
+				"description": "Per-person access: the tools act as the person who approved, with their role."},
+		},
+		"tools": mcpToolNames,
+	})
+	return nil
+}
+
+// The tools.
+
+type pageIn struct {
+	Page    int `json:"page,omitempty" jsonschema:"page number, from 1"`
+	PerPage int `json:"perPage,omitempty" jsonschema:"page size, 1 to 200 (default 50)"`
+}
+
+func (p pageIn) page() (app.Page, error) {
+	pg := app.Page{Page: p.Page, PerPage: p.PerPage}
+	if pg.Page == 0 {
+		pg.Page = 1
+	}
+	if pg.PerPage == 0 {
+		pg.PerPage = app.DefaultPerPage
+	}
+	if pg.Page < 1 || pg.PerPage < 1 || pg.PerPage > app.MaxPerPage {
+		return pg, app.Invalid("perPage", app.CodeInvalid, p.PerPage, "page must be at least 1 and perPage between 1 and 200")
+	}
+	return pg, nil
+}
+
+type listOut[T any] struct {
+	Data []T        `json:"data"`
+	Meta httpx.Meta `json:"meta"`
+}
+
+type listVendorsIn struct {
+	pageIn
+	Criticality           string `json:"criticality,omitempty" jsonschema:"critical, important or standard"`
+	Category              string `json:"category,omitempty"`
+	Country               string `json:"country,omitempty" jsonschema:"ISO 3166-1 alpha-2 code"`
+	DPAStatus             string `json:"dpaStatus,omitempty" jsonschema:"signed, pending or not_required"`
+	ProcessesPersonalData *bool  `json:"processesPersonalData,omitempty"`
+	Search                string `json:"q,omitempty" jsonschema:"text to search in names"`
+}
+
+func (s *Server) toolListVendors(ctx context.Context, in listVendorsIn) (listOut[app.Vendor], error) {
+	pg, err := in.page()
+	if err != nil {
+		return listOut[app.Vendor]{}, err
+	}
+	l, err := s.app.ListVendors(ctx, app.VendorFilter{Criticality: in.Criticality, Category: in.Category, Country: in.Country,
+		DPAStatus: in.DPAStatus, ProcessesPersonalData: in.ProcessesPersonalData, Search: in.Search, Page: pg})
+	if err != nil {
+		return listOut[app.Vendor]{}, err
+	}
+	return listOut[app.Vendor]{Data: l.Items, Meta: httpx.NewMeta(pg, l.Total)}, nil
+}
+
+type idIn struct {
+	ID string `json:"id" jsonschema:"the resource id"`
+}
+
+func (s *Server) toolGetVendor(ctx context.Context, in idIn) (*app.Vendor, error) {
+	return s.app.GetVendor(ctx, in.ID)
+}
+
+type createVendorIn struct {
+	Name                  string `json:"name" jsonschema:"vendor name"`
+	Category              string `json:"category,omitempty" jsonschema:"category such as cloud, software_as_a_service, consulting, hr, finance, legal, marketing, office, infrastructure, other"`
+	Criticality           string `json:"criticality,omitempty" jsonschema:"critical, important or standard"`
+	Description           string `json:"description,omitempty"`
+	Website               string `json:"website,omitempty"`
+	ContactEmail          string `json:"contactEmail,omitempty"`
+	Country               string `json:"country,omitempty" jsonschema:"ISO 3166-1 alpha-2 code"`
+	ProcessesPersonalData *bool  `json:"processesPersonalData,omitempty"`
+	ICTService            *bool  `json:"ictService,omitempty"`
+	TransferMechanism     string `json:"transferMechanism,omitempty" jsonschema:"required for a vendor outside the EU/EEA that processes personal data"`
+}
+
+func (s *Server) toolCreateVendor(ctx context.Context, in createVendorIn) (*app.Vendor, error) {
+	// The REST body's JSON form carries the same rules (optional and
+	// nullable fields), so the tool input goes through it.
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	var body app.VendorInput
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return nil, err
+	}
+	return s.app.CreateVendor(ctx, body)
+}
+
+type listPeopleIn struct {
+	pageIn
+	Role string `json:"role,omitempty" jsonschema:"owner, admin, auditor, employee or contractor"`
+}
+
+func (s *Server) toolListPeople(ctx context.Context, in listPeopleIn) (listOut[app.Person], error) {
+	pg, err := in.page()
+	if err != nil {
+		return listOut[app.Person]{}, err
+	}
+	l, err := s.app.ListPeople(ctx, app.PersonFilter{Role: in.Role, Page: pg})
+	if err != nil {
+		return listOut[app.Person]{}, err
+	}
+	return listOut[app.Person]{Data: l.Items, Meta: httpx.NewMeta(pg, l.Total)}, nil
+}
+
+type noIn struct{}
+
+func (s *Server) toolGetOrganization(ctx context.Context, _ noIn) (*app.Organization, error) {
+	return s.app.GetOrganization(ctx)
+}
+
+// frameworkStatus is one enabled framework in compliance_status.
+type frameworkStatus struct {
+	FrameworkID string               `json:"frameworkId"`
+	Slug        string               `json:"slug"`
+	Name        string               `json:"name"`
+	Score       int                  `json:"score"`
+	Counts      *app.FrameworkCounts `json:"counts"`
+}
+
+type complianceStatusOut struct {
+	Frameworks []frameworkStatus `json:"frameworks"`
+}
+
+func (s *Server) toolComplianceStatus(ctx context.Context, _ noIn) (*complianceStatusOut, error) {
+	on := true
+	out := &complianceStatusOut{Frameworks: []frameworkStatus{}}
+	for page := 1; ; page++ {
+		l, err := s.app.ListFrameworks(ctx, &on, app.Page{Page: page, PerPage: app.MaxPerPage})
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range l.Items {
+			score, counts, err := s.app.FrameworkScore(ctx, f.ID)
+			if err != nil {
+				return nil, err
+			}
+			out.Frameworks = append(out.Frameworks, frameworkStatus{FrameworkID: f.ID, Slug: f.Slug, Name: f.Name, Score: score, Counts: counts})
+		}
+		if page*app.MaxPerPage >= l.Total {
+			return out, nil
+		}
+	}
+}
+
+type listControlsIn struct {
+	pageIn
+	FrameworkID string `json:"frameworkId,omitempty" jsonschema:"framework id or slug"`
+	Status      string `json:"status,omitempty" jsonschema:"not_started, in_progress, implemented or not_applicable"`
+	OwnerID     string `json:"ownerId,omitempty" jsonschema:"person id of the control owner"`
+}
+
+func (s *Server) toolListControls(ctx context.Context, in listControlsIn) (listOut[app.Control], error) {
+	pg, err := in.page()
+	if err != nil {
+		return listOut[app.Control]{}, err
+	}
+	l, err := s.app.ListControls(ctx, app.ControlFilter{FrameworkID: in.FrameworkID, Status: in.Status, OwnerID: in.OwnerID, Page: pg})
+	if err != nil {
+		return listOut[app.Control]{}, err
+	}
+	return listOut[app.Control]{Data: l.Items, Meta: httpx.NewMeta(pg, l.Total)}, nil
+}
+
+func (s *Server) toolGetControl(ctx context.Context, in idIn) (*app.Control, error) {
+	return s.app.GetControl(ctx, in.ID)
+}
+
+type listFindingsIn struct {
+	pageIn
+	Status    string `json:"status,omitempty" jsonschema:"open, in_review, resolved or closed"`
+	Severity  string `json:"severity,omitempty" jsonschema:"critical, high, medium, low or informational"`
+	Type      string `json:"type,omitempty" jsonschema:"soc2, iso27001, dora, gdpr, hipaa, pci_dss or nis2"`
+	ControlID string `json:"controlId,omitempty" jsonschema:"findings linked to this control"`
+}
+
+func (s *Server) toolListFindings(ctx context.Context, in listFindingsIn) (listOut[app.Finding], error) {
+	pg, err := in.page()
+	if err != nil {
+		return listOut[app.Finding]{}, err
+	}
+	l, err := s.app.ListFindings(ctx, app.FindingFilter{Status: in.Status, Severity: in.Severity, Type: in.Type, ControlID: in.ControlID, Page: pg})
+	if err != nil {
+		return listOut[app.Finding]{}, err
+	}
+	return listOut[app.Finding]{Data: l.Items, Meta: httpx.NewMeta(pg, l.Total)}, nil
+}
+
+type createFindingIn struct {
+	Title            string   `json:"title" jsonschema:"short title of the finding"`
+	Severity         string   `json:"severity,omitempty" jsonschema:"critical, high, medium, low or informational (default medium)"`
+	Description      string   `json:"description,omitempty"`
+	Source           string   `json:"source,omitempty" jsonschema:"where the finding comes from, e.g. a scanner or an audit"`
+	Type             string   `json:"type,omitempty" jsonschema:"soc2, iso27001, dora, gdpr, hipaa, pci_dss or nis2"`
+	FindingClass     string   `json:"findingClass,omitempty" jsonschema:"major_nonconformity, minor_nonconformity, observation, opportunity_for_improvement or not_applicable"`
+	LinkedControlIDs []string `json:"linkedControlIds,omitempty" jsonschema:"controls the finding concerns; open critical, high and medium findings keep them from counting as met"`
+	CVSS             *float64 `json:"cvss,omitempty" jsonschema:"scanner score 0-10; sets the severity unless severity is given"`
+	DueDate          string   `json:"dueDate,omitempty" jsonschema:"RFC 3339 time"`
+}
+
+func (s *Server) toolCreateFinding(ctx context.Context, in createFindingIn) (*app.Finding, error) {
+	// Through the REST body's JSON form, which carries its rules (Shape B).
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	var body app.FindingCreate
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return nil, err
+	}
+	return s.app.CreateFinding(ctx, body)
+}
+
+type expiringEvidenceIn struct {
+	pageIn
+	Days int `json:"days,omitempty" jsonschema:"look-ahead window in days, 1 to 366 (default 30)"`
+}
+
+func (s *Server) toolListExpiringEvidence(ctx context.Context, in expiringEvidenceIn) (listOut[app.Evidence], error) {
+	pg, err := in.page()
+	if err != nil {
+		return listOut[app.Evidence]{}, err
+	}
+	if in.Days < 0 {
+		return listOut[app.Evidence]{}, app.Invalid("days", app.CodeInvalid, in.Days, "days must be between 1 and 366")
+	}
+	l, err := s.app.ExpiringEvidence(ctx, time.Duration(in.Days)*24*time.Hour, pg)
+	if err != nil {
+		return listOut[app.Evidence]{}, err
+	}
+	return listOut[app.Evidence]{Data: l.Items, Meta: httpx.NewMeta(pg, l.Total)}, nil
+}
