@@ -49,6 +49,16 @@ crashtest: build
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	CGO_ENABLED=0 $(GO) vet ./...
+	$(MAKE) --no-print-directory openapi-check
+
+# Lints the OpenAPI document the binary serves (Redocly recommended rules,
+# Spectral spectral:oas; any error or warning fails), then generates a Go
+# client and TypeScript types from it and checks that they build and work
+# (.ci/openapi/check.sh, docs/openapi.md). Needs Node 20 and
+# `npm ci` in .ci/openapi once.
+.PHONY: openapi-check
+openapi-check:
+	GO=$(GO) bash .ci/openapi/check.sh
 
 # -e: modernc.org/sqlite's own tests import a pprof version the module proxy
 # no longer serves; nothing here needs it, so tidy goes on past it.
