@@ -18,7 +18,7 @@ var surfaces = []string{"web/api", "web/ui", "web/oauth", "web/mcp"}
 
 // adapters are the packages that call out of the appliance. Each
 // implements an interface app declares and never imports web or storage.
-var adapters = []string{"webhook"}
+var adapters = []string{"webhook", "metrics"}
 
 // storageUsers may import storage: the binary's wiring and the measurement
 // tools outside it. Tests may too; go list's Imports leaves test imports out.

@@ -66,6 +66,8 @@ func rootCmd() *cobra.Command {
 	v.SetDefault("oauth_access_token_lifetime", "1h")
 	v.SetDefault("oauth_refresh_token_lifetime", "720h")
 	v.SetDefault("trusted_proxies", []string{})
+	v.SetDefault("metrics_addr", "")
+	v.SetDefault("metrics_token", "")
 	_ = v.BindPFlag("data_dir", root.PersistentFlags().Lookup("data-dir"))
 
 	setWebhookDefaults(v)
@@ -199,6 +201,10 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			mx, err := newMetrics(v, e, log)
+			if err != nil {
+				return err
+			}
 			srv, err := web.New(e.app, log, web.Options{
 				Version:        version,
 				MaxUploadBytes: int64(v.GetInt("max_upload_mb")) << 20,
@@ -209,6 +215,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 				OAuthSecret:    oauthKey,
 				TrustedProxies: proxies,
 				WorkDir:        filepath.Join(e.dir.Root, "tmp"),
+				Observer:       mx.observer(),
 			})
 			if err != nil {
 				return err
@@ -218,15 +225,16 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)
 			}
-			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+			hs := &http.Server{Handler: mx.handler(srv), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 			jobCtx, stopJobs := context.WithCancel(context.Background())
 			deliverer := e.app.NewDeliverer(webhook.NewClient(e.app.NetworkPolicy()), deliveryOptions(v))
 			runner := e.app.NewScheduler(scheduledJobs(e, deliverer.Options())...)
 			runner.Start(jobCtx)
 			deliverer.Start(jobCtx)
-			errc := make(chan error, 1)
+			errc := make(chan error, 2)
 			go func() { errc <- hs.Serve(ln) }()
+			mx.start(log, errc)
 			log.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("version", version),
 				slog.String("data_dir", e.dir.Root))
 			select {
@@ -248,6 +256,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			sctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
 			shutdownErr := hs.Shutdown(sctx)
+			mx.shutdown(sctx)
 			_ = srv.Close() // ends the web application's jobs, removes their files
 			stopJobs()
 			runner.Wait()

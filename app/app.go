@@ -46,6 +46,7 @@ type Store interface {
 	EntityStore
 	ESGStore
 	WebhookStore
+	DeliveryQueueStore
 	JobRunStore
 	AuditStore
 	SessionStore
@@ -74,6 +75,8 @@ type App struct {
 	events eventState
 	auth   authState
 	ext    extensions // knowledge and trust sources wired in by main
+	// metrics receives measurements of background work (SetMetrics).
+	metrics Metrics
 }
 
 // New builds the services over a store. now may be nil for time.Now.
@@ -95,7 +98,7 @@ func NewWithFiles(store Store, files FileStore, now func() time.Time, log *slog.
 	if cfg.EnterpriseBurst <= 0 {
 		cfg.EnterpriseBurst = 2 * cfg.EnterpriseRate
 	}
-	return &App{store: store, files: files, now: now, log: log, config: cfg, keyc: newKeyCache()}
+	return &App{store: store, files: files, now: now, log: log, config: cfg, keyc: newKeyCache(), metrics: noMetrics{}}
 }
 
 // Now returns the service clock's current time in UTC, truncated to

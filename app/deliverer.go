@@ -324,6 +324,9 @@ func (a *App) finishAttempt(ctx context.Context, r outcome, o DeliveryOptions, h
 		}
 	}
 	err := a.store.FinishAttempt(ctx, r.token, at, st)
+	if err == nil {
+		a.metrics.DeliveryAttempt(st.Status, r.dur)
+	}
 	if errors.Is(err, ErrNotFound) {
 		return nil // the claim ran out and another worker took it, or the webhook was deleted
 	}

@@ -60,12 +60,14 @@ type JobRunStore interface {
 type Runner struct {
 	log   *slog.Logger
 	store JobRunStore
-	now   func() time.Time
-	tick  time.Duration
-	mu    sync.Mutex
-	jobs  []Job
-	done  map[string]time.Time
-	wg    sync.WaitGroup
+	// metrics receives every run's status and duration (nil: none).
+	metrics Metrics
+	now     func() time.Time
+	tick    time.Duration
+	mu      sync.Mutex
+	jobs    []Job
+	done    map[string]time.Time
+	wg      sync.WaitGroup
 }
 
 // NewRunner returns a runner that keeps no records, on the real clock.
@@ -76,7 +78,7 @@ func NewRunner(log *slog.Logger, jobs ...Job) *Runner {
 // NewScheduler returns the recording scheduler on the app's clock; GET
 // /v1/scheduler/jobs reports its jobs. Register adds jobs before Start.
 func (a *App) NewScheduler(jobs ...Job) *Runner {
-	r := &Runner{log: a.log, store: a.store, now: a.now, tick: time.Second, jobs: jobs, done: map[string]time.Time{}}
+	r := &Runner{log: a.log, store: a.store, metrics: a.metrics, now: a.now, tick: time.Second, jobs: jobs, done: map[string]time.Time{}}
 	a.events.mu.Lock()
 	a.events.sched = r
 	a.events.mu.Unlock()
@@ -197,6 +199,9 @@ func (r *Runner) runIfDue(ctx context.Context, j Job) {
 		r.log.Error("job failed", slog.String("job", j.Name), slog.Duration("duration", dur), slog.Any("error", err))
 	default:
 		r.log.Debug("job done", slog.String("job", j.Name), slog.Duration("duration", dur))
+	}
+	if r.metrics != nil {
+		r.metrics.JobRun(j.Name, status, dur)
 	}
 	if record {
 		if err := r.store.EndJobRun(context.WithoutCancel(ctx), id, status, r.now().UTC(), dur, msg); err != nil {

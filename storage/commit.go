@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Group commit. With synchronous(FULL) every COMMIT waits for an fsync of
@@ -171,7 +172,12 @@ func (db *DB) runBatch(batch []*commitReq) {
 			return
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	start := time.Now()
+	err = tx.Commit()
+	if obs := db.commitObserver.Load(); obs != nil && err == nil {
+		(*obs)(len(ok), time.Since(start))
+	}
+	if err != nil {
 		err = fmt.Errorf("commit: %w", mapErr(err))
 		for _, r := range ok {
 			r.done <- err

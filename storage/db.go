@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/compliance-appliance/compliance/app"
@@ -29,6 +30,9 @@ type DB struct {
 	path string
 	gc   *committer
 	rs   *stmtCache
+	// commitObserver, when set, sees every group commit: the calls it
+	// acknowledged and how long COMMIT (with its fsync) took.
+	commitObserver atomic.Pointer[func(calls int, d time.Duration)]
 }
 
 var _ app.Store = (*DB)(nil)
@@ -319,4 +323,17 @@ func (db *DB) Backup(ctx context.Context, path string) error {
 		return fmt.Errorf("sync backup %s: %w", path, err)
 	}
 	return nil
+}
+
+// SetCommitObserver makes fn see every group commit: how many calls it
+// acknowledged and how long the COMMIT with its fsync took. fn must not
+// block.
+func (db *DB) SetCommitObserver(fn func(calls int, d time.Duration)) {
+	db.commitObserver.Store(&fn)
+}
+
+// PoolStats are the writer's and the readers' connection pool statistics
+// (waits for a connection among them).
+func (db *DB) PoolStats() (writer, readers sql.DBStats) {
+	return db.w.Stats(), db.r.Stats()
 }

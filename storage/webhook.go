@@ -502,3 +502,17 @@ func (db *DB) PurgeEvents(ctx context.Context, before time.Time) (int64, error) 
 		}
 	}
 }
+
+// CountOpenDeliveries counts the deliveries per open status (pending,
+// delivering, held) across organizations, through the status index.
+func (db *DB) CountOpenDeliveries(ctx context.Context) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, st := range []string{app.DeliveryPending, app.DeliveryDelivering, app.DeliveryHeld} {
+		var n int64
+		if err := db.rd(ctx).QueryRowContext(ctx, `SELECT count(*) FROM webhook_deliveries WHERE status = ?`, st).Scan(&n); err != nil {
+			return nil, fmt.Errorf("count %s deliveries: %w", st, err)
+		}
+		out[st] = n
+	}
+	return out, nil
+}

@@ -18,6 +18,12 @@ import (
 // benchmarks measure the work and not 429s.
 func benchServer(b *testing.B) (*Server, string) {
 	b.Helper()
+	return benchServerWith(b, nil)
+}
+
+// benchServerWith is benchServer with an optional request observer.
+func benchServerWith(b *testing.B, obs httpx.RequestObserver) (*Server, string) {
+	b.Helper()
 	ctx := context.Background()
 	db, err := storage.Open(ctx, filepath.Join(b.TempDir(), "bench.db"))
 	if err != nil {
@@ -29,7 +35,7 @@ func benchServer(b *testing.B) (*Server, string) {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	a := app.New(db, nil, log, app.Config{EnterpriseRate: 1 << 30, EnterpriseBurst: 1 << 30})
-	srv, err := New(a, log, Options{Version: "bench", Health: db.Ping})
+	srv, err := New(a, log, Options{Version: "bench", Health: db.Ping, Observer: obs})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/gorilla/mux"
 )
 
 type ctxKey int
@@ -115,6 +116,17 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), HolderKey{}, holder)))
 		panicked = false
 		s.logRequest(r, sw.status, sw.size, start, holder)
+		if s.opts.Observer != nil {
+			route := holder.route
+			if route == "" {
+				route = "unmatched"
+			}
+			status := sw.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			s.opts.Observer.ObserveRequest(route, methodLabel(r.Method), status, time.Since(start))
+		}
 	})
 }
 
@@ -131,8 +143,37 @@ func (s *Server) logRequest(r *http.Request, status, size int, start time.Time, 
 
 type HolderKey struct{}
 
-// principalHolder lets the access log see who the inner handlers authenticated.
-type PrincipalHolder struct{ Principal *app.Principal }
+// PrincipalHolder lets the access log see who the inner handlers
+// authenticated, and the metrics which route answered.
+type PrincipalHolder struct {
+	Principal *app.Principal
+	route     string
+}
+
+// LabelRoute notes the matched route's path template for the request
+// metrics. The core's router uses it; a surface with a router of its own
+// (the web application) uses it too.
+func (s *Server) LabelRoute(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h, ok := r.Context().Value(HolderKey{}).(*PrincipalHolder); ok {
+			if rt := mux.CurrentRoute(r); rt != nil {
+				if tpl, err := rt.GetPathTemplate(); err == nil {
+					h.route = tpl
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// methodLabel keeps the method label to the methods routes use.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "other"
+}
 
 // securityHeaderValues are built once (canonical keys) instead of on every
 // response.

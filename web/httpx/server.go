@@ -40,6 +40,16 @@ type Options struct {
 	// auto-answers within the request; larger questionnaires are answered
 	// in a job. 0 means 200.
 	AutoAnswerInline int
+	// Observer, when set, sees every request: its route template, method,
+	// status and duration (metrics).
+	Observer RequestObserver
+}
+
+// RequestObserver sees every request once it is answered. route is the
+// matched route's path template ("unmatched" when none matched), so no
+// identifier or organization data reaches it.
+type RequestObserver interface {
+	ObserveRequest(route, method string, status int, d time.Duration)
 }
 
 // Authenticator resolves a credential of a request to a principal. It
@@ -92,6 +102,7 @@ func New(a *app.App, log *slog.Logger, opts Options) *Server {
 	s.Sess.Proxies = proxies
 	s.authn = []Authenticator{s.apiKeyAuth, s.SessionAuth}
 	s.router = mux.NewRouter()
+	s.router.Use(s.LabelRoute)
 	s.router.NotFoundHandler = s.Wrap(Public, func(w http.ResponseWriter, r *http.Request) error { return ErrNotFoundRoute })
 	s.router.MethodNotAllowedHandler = s.Wrap(Public, s.MethodNotAllowed)
 	s.chain = s.handler()

@@ -187,6 +187,7 @@ func (s *Server) newUI() (*ui, error) {
 		return nil, err
 	}
 	u := &ui{router: mux.NewRouter(), pages: map[string]*template.Template{}, static: static, Assets: map[string]string{}}
+	u.router.Use(s.LabelRoute)
 	err = fs.WalkDir(static, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
