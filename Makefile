@@ -6,7 +6,7 @@ GO      ?= go
 # Fuzz time per target in `make test` (CI budget); raise for a longer local run.
 FUZZTIME ?= 5s
 
-.PHONY: build run test test-short bench fuzz load crashtest lint tidy release clean
+.PHONY: build run test test-short bench fuzz load crashtest lint tidy release package clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
@@ -65,10 +65,32 @@ openapi-check:
 tidy:
 	$(GO) mod tidy -e
 
+# release: static binaries for linux/amd64 and arm64, a CycloneDX SBOM of
+# the modules compiled into the binary, and SHA-256 checksums of all of it.
+NFPM      ?= github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.41.1
+CYCLONEDX ?= github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@v1.10.0
+# Package version: the exact tag without its v, else 0.0.0~git<commit>.
+PKG_VERSION ?= $(shell v=$$(git describe --tags --exact-match 2>/dev/null) && echo $${v#v} || echo 0.0.0~git$$(git rev-parse --short HEAD 2>/dev/null || echo unknown))
+
 release:
 	mkdir -p dist
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/$(BINARY)-linux-amd64 .
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/$(BINARY)-linux-arm64 .
+	GOOS=linux GOARCH=amd64 $(GO) run $(CYCLONEDX) app -json -licenses -output dist/$(BINARY).cdx.json -main . .
+	cd dist && sha256sum $(BINARY)-linux-amd64 $(BINARY)-linux-arm64 $(BINARY).cdx.json > SHA256SUMS
+
+# package: .deb and .rpm packages for both architectures (nfpm), with the
+# hardened systemd unit (docs/deploy/compliance.service), into dist/.
+package: release
+	for arch in amd64 arm64; do \
+	  for fmt in deb rpm; do \
+	    mkdir -p dist/pkg && cp dist/$(BINARY)-linux-$$arch dist/pkg/compliance && \
+	    ARCH=$$arch VERSION=$(PKG_VERSION) \
+	      $(GO) run $(NFPM) package --config .ci/package/nfpm.yaml --packager $$fmt --target dist/ || exit 1; \
+	  done; \
+	done
+	rm -rf dist/pkg
+	cd dist && sha256sum $(BINARY)-linux-amd64 $(BINARY)-linux-arm64 $(BINARY).cdx.json *.deb *.rpm > SHA256SUMS
 
 clean:
 	rm -rf $(BINARY) dist
