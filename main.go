@@ -69,7 +69,9 @@ func rootCmd() *cobra.Command {
 	_ = v.BindPFlag("data_dir", root.PersistentFlags().Lookup("data-dir"))
 
 	setWebhookDefaults(v)
-	root.AddCommand(serveCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), auditCmd(v))
+	setBackupDefaults(v)
+	root.AddCommand(serveCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), restoreCmd(v),
+		auditCmd(v))
 	return root
 }
 
@@ -126,6 +128,12 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 	if err != nil {
 		return nil, err
 	}
+	// A database with data and pending migrations is archived first.
+	recordPreMigration, err := preMigrationBackup(ctx, v, dir, db, log)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	applied, err := db.Migrate(ctx)
 	if err != nil {
 		db.Close()
@@ -157,7 +165,11 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 	a.AddKnowledgeSource(a.PolicyKnowledgeSource())
 	// The trust portal publishes the enabled frameworks' real scores.
 	a.SetTrustComplianceSource(a.FrameworkTrustSource())
-	return &env{dir: dir, db: db, app: a, log: log}, nil
+	e := &env{dir: dir, db: db, app: a, log: log}
+	if recordPreMigration != nil {
+		recordPreMigration(e)
+	}
+	return e, nil
 }
 
 func withEnv(v *viper.Viper, cmd *cobra.Command, fn func(ctx context.Context, e *env) error) error {
@@ -199,6 +211,10 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			bjobs, err := backupJobs(v, e)
+			if err != nil {
+				return err
+			}
 			srv, err := web.New(e.app, log, web.Options{
 				Version:        version,
 				MaxUploadBytes: int64(v.GetInt("max_upload_mb")) << 20,
@@ -222,7 +238,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 			jobCtx, stopJobs := context.WithCancel(context.Background())
 			deliverer := e.app.NewDeliverer(webhook.NewClient(e.app.NetworkPolicy()), deliveryOptions(v))
-			runner := e.app.NewScheduler(scheduledJobs(e, deliverer.Options())...)
+			runner := e.app.NewScheduler(append(scheduledJobs(e, deliverer.Options()), bjobs...)...)
 			runner.Start(jobCtx)
 			deliverer.Start(jobCtx)
 			errc := make(chan error, 1)
@@ -515,34 +531,4 @@ func fmtTime(t *time.Time) string {
 		return "-"
 	}
 	return t.Format(time.RFC3339)
-}
-
-func backupCmd(v *viper.Viper) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "backup",
-		Short: "Write a consistent online copy of the database",
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			to, _ := cmd.Flags().GetString("to")
-			return withEnv(v, cmd, func(ctx context.Context, e *env) error {
-				abs, err := filepath.Abs(to)
-				if err != nil {
-					return err
-				}
-				if _, err := os.Stat(abs); err == nil {
-					return fmt.Errorf("%s already exists", abs)
-				}
-				if err := e.db.Backup(ctx, abs); err != nil {
-					return err
-				}
-				if jsonOut(cmd) {
-					return printJSON(cmd.OutOrStdout(), map[string]string{"path": abs})
-				}
-				fmt.Fprintln(cmd.OutOrStdout(), abs)
-				return nil
-			})
-		},
-	}
-	cmd.Flags().String("to", "", "destination file (must not exist)")
-	_ = cmd.MarkFlagRequired("to")
-	return cmd
 }
