@@ -66,11 +66,14 @@ func rootCmd() *cobra.Command {
 	v.SetDefault("oauth_access_token_lifetime", "1h")
 	v.SetDefault("oauth_refresh_token_lifetime", "720h")
 	v.SetDefault("trusted_proxies", []string{})
+	v.SetDefault("tls_cert_file", "")
+	v.SetDefault("tls_key_file", "")
+	v.SetDefault("tls_redirect_addr", "")
 	_ = v.BindPFlag("data_dir", root.PersistentFlags().Lookup("data-dir"))
 
 	setWebhookDefaults(v)
 	setBackupDefaults(v)
-	root.AddCommand(serveCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), restoreCmd(v),
+	root.AddCommand(serveCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), restoreCmd(v), doctorCmd(v),
 		auditCmd(v))
 	return root
 }
@@ -229,6 +232,17 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			certFile, keyFile, redirectAddr := v.GetString("tls_cert_file"), v.GetString("tls_key_file"), v.GetString("tls_redirect_addr")
+			useTLS, err := tlsFiles(certFile, keyFile, redirectAddr)
+			if err != nil {
+				return err
+			}
+			var certs *certReloader
+			if useTLS {
+				if certs, err = newCertReloader(certFile, keyFile); err != nil {
+					return err
+				}
+			}
 			addr := v.GetString("addr")
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -236,17 +250,49 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			}
 			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+			var redirect *http.Server
+			var redirectLn net.Listener
+			if certs != nil {
+				hs.TLSConfig = certs.tlsConfig()
+				if redirectAddr != "" {
+					if redirectLn, err = net.Listen("tcp", redirectAddr); err != nil {
+						ln.Close()
+						return fmt.Errorf("listen on %s: %w", redirectAddr, err)
+					}
+					redirect = &http.Server{Handler: redirectHandler(v.GetString("public_url"), ln.Addr().String()),
+						ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 30 * time.Second,
+						ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+				}
+			}
 			jobCtx, stopJobs := context.WithCancel(context.Background())
 			deliverer := e.app.NewDeliverer(webhook.NewClient(e.app.NetworkPolicy()), deliveryOptions(v))
 			runner := e.app.NewScheduler(append(scheduledJobs(e, deliverer.Options()), bjobs...)...)
 			runner.Start(jobCtx)
 			deliverer.Start(jobCtx)
-			errc := make(chan error, 1)
-			go func() { errc <- hs.Serve(ln) }()
-			log.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("version", version),
-				slog.String("data_dir", e.dir.Root))
+			errc := make(chan error, 2)
+			if certs != nil {
+				go func() { errc <- hs.ServeTLS(ln, "", "") }()
+			} else {
+				go func() { errc <- hs.Serve(ln) }()
+			}
+			if redirect != nil {
+				go func() { errc <- redirect.Serve(redirectLn) }()
+				log.Info("redirecting http to https", slog.String("addr", redirectLn.Addr().String()))
+			}
+			// SIGHUP loads the TLS certificate again; new connections get
+			// it, open ones keep theirs.
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			go reloadOnHangup(jobCtx, hup, certs, log)
+			log.Info("listening", slog.String("addr", ln.Addr().String()), slog.Bool("tls", certs != nil),
+				slog.String("version", version), slog.String("data_dir", e.dir.Root))
 			select {
 			case err := <-errc:
+				_ = hs.Close()
+				if redirect != nil {
+					_ = redirect.Close()
+				}
 				_ = srv.Close()
 				stopJobs()
 				runner.Wait()
@@ -264,6 +310,9 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			sctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
 			shutdownErr := hs.Shutdown(sctx)
+			if redirect != nil {
+				_ = redirect.Shutdown(sctx)
+			}
 			_ = srv.Close() // ends the web application's jobs, removes their files
 			stopJobs()
 			runner.Wait()
@@ -281,6 +330,28 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 	cmd.Flags().String("addr", "127.0.0.1:3333", "listen address HOST:PORT")
 	_ = v.BindPFlag("addr", cmd.Flags().Lookup("addr"))
 	return cmd
+}
+
+// reloadOnHangup reloads the TLS certificate on each SIGHUP until ctx ends.
+func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, certs *certReloader, log *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		if certs == nil {
+			log.Info("sighup: no tls certificate to reload")
+			continue
+		}
+		leaf, err := certs.Reload(time.Now())
+		if err != nil {
+			log.Error("tls certificate reload failed; the current certificate stays", slog.Any("error", err))
+			continue
+		}
+		log.Info("tls certificate reloaded", slog.String("subject", leaf.Subject.String()),
+			slog.String("serial", leaf.SerialNumber.String()), slog.Time("not_after", leaf.NotAfter))
+	}
 }
 
 func migrateCmd(v *viper.Viper) *cobra.Command {
