@@ -152,6 +152,11 @@ func checkDataDir(dir storage.DataDir, add addCheck) bool {
 			warns = append(warns, fmt.Sprintf("%s/ mode %04o (want 0700)", filepath.Base(sub), si.Mode().Perm()))
 		}
 	}
+	for _, p := range []string{dir.DBPath(), dir.DBPath() + "-wal"} {
+		if si, err := os.Stat(p); err == nil && si.Mode().Perm()&0o077 != 0 {
+			warns = append(warns, fmt.Sprintf("%s mode %04o (want 0600; the directory's 0700 keeps others out)", filepath.Base(p), si.Mode().Perm()))
+		}
+	}
 	secrets, _ := os.ReadDir(dir.SecretsPath())
 	for _, e := range secrets {
 		si, err := e.Info()

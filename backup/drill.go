@@ -69,7 +69,8 @@ func drill(ctx context.Context, archive, workDir string, opts RestoreOptions, re
 	if err := os.MkdirAll(workDir, 0o700); err != nil {
 		return err
 	}
-	scratch, err := os.MkdirTemp(workDir, "restore-drill-*")
+	removeStaleScratch(workDir, opts.now().Add(-staleScratch))
+	scratch, err := os.MkdirTemp(workDir, scratchPrefix+"*")
 	if err != nil {
 		return err
 	}
@@ -113,6 +114,22 @@ func drill(ctx context.Context, archive, workDir string, opts RestoreOptions, re
 		return fmt.Errorf("the restored copy failed its checks: integrity %s; %s", strings.Join(rep.Integrity, "; "), strings.Join(rep.Mismatches, "; "))
 	}
 	return nil
+}
+
+// Scratch copies of drills are named so; one a crash left behind is
+// removed by a later drill once it is staleScratch old.
+const (
+	scratchPrefix = "restore-drill-"
+	staleScratch  = 24 * time.Hour
+)
+
+func removeStaleScratch(workDir string, before time.Time) {
+	old, _ := filepath.Glob(filepath.Join(workDir, scratchPrefix+"*"))
+	for _, o := range old {
+		if info, err := os.Stat(o); err == nil && info.ModTime().Before(before) {
+			_ = os.RemoveAll(o)
+		}
+	}
 }
 
 // Text is the report as a plain-text document, as it is attached as
