@@ -361,7 +361,7 @@ func restoreCmd(v *viper.Viper) *cobra.Command {
 	return cmd
 }
 
-// preMigrationBackup archives a database that holds a schema and has
+// preMigrationBackup archives a database that holds data and has
 // migrations pending, before they run (backup.before_migration). It
 // returns a function that records the backup once the schema has the
 // table for it.
@@ -375,6 +375,9 @@ func preMigrationBackup(ctx context.Context, v *viper.Viper, dir storage.DataDir
 	}
 	if applied == 0 || applied >= known {
 		return nil, nil
+	}
+	if has, err := db.HasData(ctx); err != nil || !has {
+		return nil, err
 	}
 	pass, err := backupPassphrase(v, nil)
 	if err != nil {

@@ -236,3 +236,20 @@ func KnownSchemaVersion() (int, error) {
 	}
 	return ms[len(ms)-1].version, nil
 }
+
+// HasData reports whether the database holds any organization (everything
+// else belongs to one); a database without its schema holds none.
+func (db *DB) HasData(ctx context.Context) (bool, error) {
+	var tables int
+	if err := db.w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'organizations'`).Scan(&tables); err != nil {
+		return false, fmt.Errorf("has data: %w", err)
+	}
+	if tables == 0 {
+		return false, nil
+	}
+	var any int
+	if err := db.w.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM organizations)`).Scan(&any); err != nil {
+		return false, fmt.Errorf("has data: %w", err)
+	}
+	return any == 1, nil
+}
