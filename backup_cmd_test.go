@@ -197,6 +197,24 @@ func TestEncryptedBackupCLI(t *testing.T) {
 	if _, _, err := cliResult(t, dir, "backup", "--to", filepath.Join(t.TempDir(), "x.db"), "--passphrase-file", pf); err == nil {
 		t.Fatal("a database-only copy cannot be encrypted")
 	}
+
+	// A truncated archive: restore names the member and creates nothing.
+	plain := filepath.Join(t.TempDir(), "plain.tar.zst")
+	cli(t, dir, "backup", "--to", plain)
+	raw, _ := os.ReadFile(plain)
+	cut := filepath.Join(t.TempDir(), "cut.tar.zst")
+	os.WriteFile(cut, raw[:len(raw)/2], 0o600)
+	fresh := filepath.Join(t.TempDir(), "data")
+	stdout, errOut, err := cliResult(t, fresh, "restore", "--from", cut, "--json")
+	if err == nil || stdout != "" || !strings.Contains(errOut, "archive member compliance.db") || !strings.Contains(errOut, "truncated") {
+		t.Fatalf("a truncated archive is refused naming the member: %v %q %q", err, stdout, errOut)
+	}
+	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+		t.Fatal("a refused restore creates nothing")
+	}
+	if _, errOut, err := cliResult(t, fresh, "backup", "verify", "--from", cut); err == nil || !strings.Contains(errOut, "archive member") {
+		t.Fatalf("verify refuses it too: %v %s", err, errOut)
+	}
 }
 
 // TestBackupBeforeMigration: a data directory an older binary left (schema
