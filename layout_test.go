@@ -20,9 +20,11 @@ var surfaces = []string{"web/api", "web/ui", "web/oauth", "web/mcp"}
 // implements an interface app declares and never imports web or storage.
 var adapters = []string{"webhook", "metrics"}
 
-// storageUsers may import storage: the binary's wiring and the measurement
-// tools outside it. Tests may too; go list's Imports leaves test imports out.
-var storageUsers = []string{"", "cmd", "bench"}
+// storageUsers may import storage: the binary's wiring, the measurement
+// tools outside it, and backup, which snapshots, restores and checks the
+// whole data directory (wiring-level tooling, like main). Tests may too;
+// go list's Imports leaves test imports out.
+var storageUsers = []string{"", "cmd", "bench", "backup"}
 
 // under reports whether rel is dir or a package below it.
 func under(rel, dir string) bool {
@@ -105,6 +107,7 @@ func TestImportRuleCases(t *testing.T) {
 		{"", module + "/storage", false},
 		{"cmd/loadtest", module + "/storage", false},
 		{"bench", module + "/storage", false},
+		{"backup", module + "/storage", false},
 		{"web/ui", "net/http", false},
 		{"web/api", module + "-other/storage", false},
 	}

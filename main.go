@@ -68,10 +68,15 @@ func rootCmd() *cobra.Command {
 	v.SetDefault("trusted_proxies", []string{})
 	v.SetDefault("metrics_addr", "")
 	v.SetDefault("metrics_token", "")
+	v.SetDefault("tls_cert_file", "")
+	v.SetDefault("tls_key_file", "")
+	v.SetDefault("tls_redirect_addr", "")
 	_ = v.BindPFlag("data_dir", root.PersistentFlags().Lookup("data-dir"))
 
 	setWebhookDefaults(v)
-	root.AddCommand(serveCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), auditCmd(v))
+	setBackupDefaults(v)
+	root.AddCommand(serveCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), restoreCmd(v), doctorCmd(v),
+		auditCmd(v))
 	return root
 }
 
@@ -128,6 +133,12 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 	if err != nil {
 		return nil, err
 	}
+	// A database with data and pending migrations is archived first.
+	recordPreMigration, err := preMigrationBackup(ctx, v, dir, db, log)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	applied, err := db.Migrate(ctx)
 	if err != nil {
 		db.Close()
@@ -159,7 +170,11 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 	a.AddKnowledgeSource(a.PolicyKnowledgeSource())
 	// The trust portal publishes the enabled frameworks' real scores.
 	a.SetTrustComplianceSource(a.FrameworkTrustSource())
-	return &env{dir: dir, db: db, app: a, log: log}, nil
+	e := &env{dir: dir, db: db, app: a, log: log}
+	if recordPreMigration != nil {
+		recordPreMigration(e)
+	}
+	return e, nil
 }
 
 func withEnv(v *viper.Viper, cmd *cobra.Command, fn func(ctx context.Context, e *env) error) error {
@@ -205,6 +220,10 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			bjobs, err := backupJobs(v, e)
+			if err != nil {
+				return err
+			}
 			srv, err := web.New(e.app, log, web.Options{
 				Version:        version,
 				MaxUploadBytes: int64(v.GetInt("max_upload_mb")) << 20,
@@ -220,6 +239,17 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			certFile, keyFile, redirectAddr := v.GetString("tls_cert_file"), v.GetString("tls_key_file"), v.GetString("tls_redirect_addr")
+			useTLS, err := tlsFiles(certFile, keyFile, redirectAddr)
+			if err != nil {
+				return err
+			}
+			var certs *certReloader
+			if useTLS {
+				if certs, err = newCertReloader(certFile, keyFile); err != nil {
+					return err
+				}
+			}
 			addr := v.GetString("addr")
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -227,18 +257,50 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			}
 			hs := &http.Server{Handler: mx.handler(srv), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+			var redirect *http.Server
+			var redirectLn net.Listener
+			if certs != nil {
+				hs.TLSConfig = certs.tlsConfig()
+				if redirectAddr != "" {
+					if redirectLn, err = net.Listen("tcp", redirectAddr); err != nil {
+						ln.Close()
+						return fmt.Errorf("listen on %s: %w", redirectAddr, err)
+					}
+					redirect = &http.Server{Handler: redirectHandler(v.GetString("public_url"), ln.Addr().String()),
+						ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 30 * time.Second,
+						ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+				}
+			}
 			jobCtx, stopJobs := context.WithCancel(context.Background())
 			deliverer := e.app.NewDeliverer(webhook.NewClient(e.app.NetworkPolicy()), deliveryOptions(v))
-			runner := e.app.NewScheduler(scheduledJobs(e, deliverer.Options())...)
+			runner := e.app.NewScheduler(append(scheduledJobs(e, deliverer.Options()), bjobs...)...)
 			runner.Start(jobCtx)
 			deliverer.Start(jobCtx)
-			errc := make(chan error, 2)
-			go func() { errc <- hs.Serve(ln) }()
+			errc := make(chan error, 3)
+			if certs != nil {
+				go func() { errc <- hs.ServeTLS(ln, "", "") }()
+			} else {
+				go func() { errc <- hs.Serve(ln) }()
+			}
+			if redirect != nil {
+				go func() { errc <- redirect.Serve(redirectLn) }()
+				log.Info("redirecting http to https", slog.String("addr", redirectLn.Addr().String()))
+			}
+			// SIGHUP loads the TLS certificate again; new connections get
+			// it, open ones keep theirs.
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			go reloadOnHangup(jobCtx, hup, certs, log)
+			log.Info("listening", slog.String("addr", ln.Addr().String()), slog.Bool("tls", certs != nil),
+				slog.String("version", version), slog.String("data_dir", e.dir.Root))
 			mx.start(log, errc)
-			log.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("version", version),
-				slog.String("data_dir", e.dir.Root))
 			select {
 			case err := <-errc:
+				_ = hs.Close()
+				if redirect != nil {
+					_ = redirect.Close()
+				}
 				_ = srv.Close()
 				stopJobs()
 				runner.Wait()
@@ -257,6 +319,9 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			defer cancel()
 			shutdownErr := hs.Shutdown(sctx)
 			mx.shutdown(sctx)
+			if redirect != nil {
+				_ = redirect.Shutdown(sctx)
+			}
 			_ = srv.Close() // ends the web application's jobs, removes their files
 			stopJobs()
 			runner.Wait()
@@ -274,6 +339,28 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 	cmd.Flags().String("addr", "127.0.0.1:3333", "listen address HOST:PORT")
 	_ = v.BindPFlag("addr", cmd.Flags().Lookup("addr"))
 	return cmd
+}
+
+// reloadOnHangup reloads the TLS certificate on each SIGHUP until ctx ends.
+func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, certs *certReloader, log *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		if certs == nil {
+			log.Info("sighup: no tls certificate to reload")
+			continue
+		}
+		leaf, err := certs.Reload(time.Now())
+		if err != nil {
+			log.Error("tls certificate reload failed; the current certificate stays", slog.Any("error", err))
+			continue
+		}
+		log.Info("tls certificate reloaded", slog.String("subject", leaf.Subject.String()),
+			slog.String("serial", leaf.SerialNumber.String()), slog.Time("not_after", leaf.NotAfter))
+	}
 }
 
 func migrateCmd(v *viper.Viper) *cobra.Command {
@@ -524,34 +611,4 @@ func fmtTime(t *time.Time) string {
 		return "-"
 	}
 	return t.Format(time.RFC3339)
-}
-
-func backupCmd(v *viper.Viper) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "backup",
-		Short: "Write a consistent online copy of the database",
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			to, _ := cmd.Flags().GetString("to")
-			return withEnv(v, cmd, func(ctx context.Context, e *env) error {
-				abs, err := filepath.Abs(to)
-				if err != nil {
-					return err
-				}
-				if _, err := os.Stat(abs); err == nil {
-					return fmt.Errorf("%s already exists", abs)
-				}
-				if err := e.db.Backup(ctx, abs); err != nil {
-					return err
-				}
-				if jsonOut(cmd) {
-					return printJSON(cmd.OutOrStdout(), map[string]string{"path": abs})
-				}
-				fmt.Fprintln(cmd.OutOrStdout(), abs)
-				return nil
-			})
-		},
-	}
-	cmd.Flags().String("to", "", "destination file (must not exist)")
-	_ = cmd.MarkFlagRequired("to")
-	return cmd
 }

@@ -19,12 +19,22 @@ func (d DataDir) FilesPath() string { return filepath.Join(d.Root, "files") }
 // SecretsPath holds generated secrets (0600 files).
 func (d DataDir) SecretsPath() string { return filepath.Join(d.Root, "secrets") }
 
-// Ensure creates the layout with owner-only permissions.
+// Ensure creates the layout with owner-only permissions. The database
+// file is created empty with 0600 when absent, so that SQLite (which gives
+// its WAL and shared-memory files the database file's mode) never makes
+// them readable by others.
 func (d DataDir) Ensure() error {
 	for _, p := range []string{d.Root, d.FilesPath(), d.SecretsPath()} {
 		if err := os.MkdirAll(p, 0o700); err != nil {
 			return fmt.Errorf("create %s: %w", p, err)
 		}
+	}
+	f, err := os.OpenFile(d.DBPath(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		return f.Close()
+	}
+	if !os.IsExist(err) {
+		return fmt.Errorf("create %s: %w", d.DBPath(), err)
 	}
 	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -304,23 +303,6 @@ func dropStat4(ctx context.Context, q querier) error {
 	}
 	if _, err := q.ExecContext(ctx, `ANALYZE sqlite_schema`); err != nil {
 		return fmt.Errorf("statistics: %w", err)
-	}
-	return nil
-}
-
-// Backup writes a consistent copy of the database to path with VACUUM INTO.
-func (db *DB) Backup(ctx context.Context, path string) error {
-	if _, err := db.w.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
-		return fmt.Errorf("backup to %s: %w", path, err)
-	}
-	// VACUUM INTO does not sync the copy; a backup must survive a crash.
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("backup to %s: %w", path, err)
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync backup %s: %w", path, err)
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ var fileRefColumns = []struct{ table, column string }{
 var notFileColumns = map[string]bool{
 	"policy_versions.content_sha256":  true, // the published text's hash
 	"trust_nda_signatures.nda_sha256": true, // the signed NDA text's hash
+	"backup_runs.archive_sha256":      true, // a backup archive's hash (the archive lives outside the file store)
 }
 
 // FileReferences returns the hash of every stored file a record refers to.

@@ -75,6 +75,13 @@ func (db *DB) SchemaVersion(ctx context.Context) (applied, known int, err error)
 // transaction. It returns the names applied. A database whose schema is newer
 // than this binary knows is refused.
 func (db *DB) Migrate(ctx context.Context) ([]string, error) {
+	return db.MigrateTo(ctx, 0)
+}
+
+// MigrateTo applies the embedded migrations not yet recorded up to and
+// including version upTo (0: all of them). Tests and tools use it to make
+// a database of an older schema, as an older binary left it.
+func (db *DB) MigrateTo(ctx context.Context, upTo int) ([]string, error) {
 	ms, err := loadMigrations(assets.Migrations)
 	if err != nil {
 		return nil, fmt.Errorf("load migrations: %w", err)
@@ -114,7 +121,7 @@ func (db *DB) Migrate(ctx context.Context) ([]string, error) {
 	}
 	var done []string
 	for _, m := range ms {
-		if applied[m.version] {
+		if applied[m.version] || (upTo > 0 && m.version > upTo) {
 			continue
 		}
 		ran := false
