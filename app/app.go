@@ -54,6 +54,7 @@ type Store interface {
 	QuestionnaireStore
 	TrustStore
 	DashboardStore
+	IncidentStore
 }
 
 // Config holds the service-level settings.

@@ -21,6 +21,8 @@ var fileRefColumns = []struct{ table, column string }{
 var notFileColumns = map[string]bool{
 	"policy_versions.content_sha256":  true, // the published text's hash
 	"trust_nda_signatures.nda_sha256": true, // the signed NDA text's hash
+	// the hash of an incident report version's content
+	"incident_report_versions.content_sha256": true,
 }
 
 // FileReferences returns the hash of every stored file a record refers to.
