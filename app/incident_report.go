@@ -747,6 +747,14 @@ func (a *App) RemindIncidentDeadlines(ctx context.Context) (int, error) {
 			emitted := false
 			err := a.store.InTx(ctx, func(ctx context.Context) error {
 				octx := SystemContext(ctx, o.ID)
+				// Sent or moved since the scan read it: the next run decides.
+				cur, err := a.store.GetIncidentReport(octx, o.ID, r.IncidentID, r.ID)
+				if err != nil {
+					return err
+				}
+				if !cur.open() || !eqTime(cur.DueAt, r.DueAt) {
+					return nil
+				}
 				for i, th := range crossed {
 					ok, err := a.store.RecordReminder(octx, o.ID, ReportReminder{ReportID: r.ID, Threshold: th, DueAt: *r.DueAt, SentAt: now, Emitted: i == 0})
 					if err != nil {
