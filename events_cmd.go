@@ -46,6 +46,12 @@ func scheduledJobs(e *env, o app.DeliveryOptions) []app.Job {
 			n, err := e.app.MarkOverdueCorrectiveActions(ctx)
 			return int64(n), err
 		})},
+		// Every five minutes: the shortest statutory clock is DORA's four
+		// hours, and its last reminder comes one hour before the due time.
+		{Name: "remind_incident_deadlines", Interval: 5 * time.Minute, Run: discardCount(func(ctx context.Context) (int64, error) {
+			n, err := e.app.RemindIncidentDeadlines(ctx)
+			return int64(n), err
+		})},
 	}
 }
 

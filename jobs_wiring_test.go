@@ -54,7 +54,7 @@ func TestScheduledDomainJobs(t *testing.T) {
 	for _, j := range jobs {
 		names[j.Name] = j.Interval
 	}
-	for _, n := range []string{"scan_evidence_expiry", "mark_overdue_corrective_actions"} {
+	for _, n := range []string{"scan_evidence_expiry", "mark_overdue_corrective_actions", "remind_incident_deadlines"} {
 		if names[n] <= 0 || names[n] > 24*time.Hour {
 			t.Fatalf("job %s: interval %v", n, names[n])
 		}
@@ -82,6 +82,17 @@ func TestScheduledDomainJobs(t *testing.T) {
 	ca, err := a.CreateCorrectiveAction(sys, f.ID, app.CorrectiveActionInput{Title: app.Ptr("Test a restore"),
 		DueDate: app.Opt[string]{Set: true, Value: "2026-01-20"}})
 	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A GDPR notification due 72 hours after awareness (09:00): overdue
+	// on 2026-01-18 at 09:00.
+	inc, err := a.CreateIncident(sys, app.IncidentInput{Title: app.Ptr("Lost laptop"), Type: app.Ptr(app.IncidentPersonalData),
+		AwareAt: app.Ptr("2026-01-15T09:00:00Z")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.ConfirmIncidentRegimes(sys, inc.ID, app.RegimesInput{Regimes: &[]string{app.RegimeGDPR}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -122,6 +133,11 @@ func TestScheduledDomainJobs(t *testing.T) {
 	}
 	if n := count(app.EventCorrectiveActionOverdue); n != 1 {
 		t.Fatalf("corrective_action.overdue events %d, want 1", n)
+	}
+	// The notification passed its due time: one overdue reminder, however
+	// often the job runs.
+	if n := count(app.EventIncidentDeadlineApproaching); n != 1 {
+		t.Fatalf("incident.deadline.approaching events %d, want 1", n)
 	}
 	runs, err := db.RecentJobRuns(ctx, "scan_evidence_expiry", 10)
 	if err != nil || len(runs) != 3 {

@@ -55,6 +55,7 @@ type Store interface {
 	QuestionnaireStore
 	TrustStore
 	DashboardStore
+	IncidentStore
 }
 
 // Config holds the service-level settings.

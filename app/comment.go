@@ -23,13 +23,14 @@ const (
 	EntityRequirement      = "requirement"
 	EntityDevice           = "device"
 	EntityESGDataPoint     = "esg_data_point"
+	EntityIncident         = "incident"
 )
 
 // CommentEntityTypes are the resources comments attach to. A framework is
 // one the organization enabled or created; a requirement one that a control
 // of the organization serves, or a custom requirement.
 var CommentEntityTypes = []string{EntityVendor, EntityPerson, EntityControl, EntityTask, EntityRisk, EntityFinding, EntityCorrectiveAction,
-	EntityPolicy, EntityEvidence, EntityFramework, EntityRequirement, EntityDevice, EntityESGDataPoint}
+	EntityPolicy, EntityEvidence, EntityFramework, EntityRequirement, EntityDevice, EntityESGDataPoint, EntityIncident}
 
 // AttachmentEntityTypes are the resources files attach to.
 var AttachmentEntityTypes = append(append([]string{}, CommentEntityTypes...), EntityComment)

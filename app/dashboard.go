@@ -23,6 +23,10 @@ type Dashboard struct {
 	// OverdueActions are corrective actions past due or marked overdue.
 	OverdueActions      []OverdueItem
 	OverdueActionsTotal int
+	// IncidentDeadlines are the incident reports not yet sent with a due
+	// time, soonest first (at most DashboardItems), with their total.
+	IncidentDeadlines      []IncidentDeadline
+	IncidentDeadlinesTotal int
 	// Limited is true when the principal sees only what is assigned to it.
 	Limited bool
 }
@@ -103,6 +107,14 @@ func (a *App) Dashboard(ctx context.Context) (*Dashboard, error) {
 	}
 	if d.OverdueActions, d.OverdueActionsTotal, err = a.store.OverdueCorrectiveActions(ctx, p.OrgID, today, DashboardItems); err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
+	}
+	if d.IncidentDeadlines, d.IncidentDeadlinesTotal, err = a.store.UpcomingIncidentReports(ctx, p.OrgID, DashboardItems); err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
+	}
+	for i := range d.IncidentDeadlines {
+		dl := &d.IncidentDeadlines[i]
+		dl.Title = ReportTitle(dl.Regime, dl.Kind)
+		dl.Overdue = now.After(dl.DueAt)
 	}
 	return d, nil
 }

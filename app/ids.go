@@ -31,6 +31,12 @@ const (
 	PrefixWebhook      = "whk"
 	PrefixDelivery     = "dlv"
 	PrefixESG          = "esg"
+	PrefixIncident     = "inc"
+	// PrefixIncidentReport starts the id of one report (regime and kind) of
+	// an incident; PrefixIncidentVersion a saved or sent version of it.
+	PrefixIncidentReport   = "irp"
+	PrefixIncidentVersion  = "irv"
+	PrefixIncidentTimeline = "itl"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

@@ -72,6 +72,10 @@ var entityQueries = map[string]struct{ any, assigned string }{
 	app.EntityESGDataPoint: {
 		`SELECT 1 FROM esg_data_points WHERE organization_id = ? AND id = ?`,
 		`SELECT 1 FROM esg_data_points WHERE organization_id = ?1 AND id = ?2 AND ?3 = ''`},
+	// An employee or contractor sees the incidents they reported.
+	app.EntityIncident: {
+		`SELECT 1 FROM incidents WHERE organization_id = ? AND id = ?`,
+		`SELECT 1 FROM incidents WHERE organization_id = ? AND id = ? AND reported_by_id = ?`},
 }
 
 // EntityExists reports whether entityType/id is a resource of the

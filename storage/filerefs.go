@@ -22,6 +22,8 @@ var notFileColumns = map[string]bool{
 	"policy_versions.content_sha256":  true, // the published text's hash
 	"trust_nda_signatures.nda_sha256": true, // the signed NDA text's hash
 	"backup_runs.archive_sha256":      true, // a backup archive's hash (the archive lives outside the file store)
+	// the hash of an incident report version's content
+	"incident_report_versions.content_sha256": true,
 }
 
 // FileReferences returns the hash of every stored file a record refers to.

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/compliance-appliance/compliance/app"
 	"github.com/compliance-appliance/compliance/bench"
@@ -49,6 +50,58 @@ var planReads = []struct {
 			if _, err := db.ListDevices(ctx, org.ID, f); err != nil {
 				return err
 			}
+		}
+		return nil
+	}},
+	{"incidents", func(ctx context.Context, db *storage.DB, org *bench.Org) error {
+		// One incident with a report, so every list query runs past its count.
+		now := time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)
+		inc := &app.Incident{ID: app.NewID(app.PrefixIncident), Title: "Plan", Type: app.IncidentSecurity, Status: app.IncidentOpen, Severity: "low",
+			DetectedAt: now, AwareAt: now, ConfirmedRegimes: []string{app.RegimeNIS2}, ReportedBy: app.ActorRef{Type: "system", ID: "system"},
+			CreatedAt: now, UpdatedAt: now}
+		if err := db.CreateIncident(ctx, org.ID, inc); err != nil {
+			return err
+		}
+		due := now.Add(24 * time.Hour)
+		r := &app.IncidentReport{ID: app.NewID(app.PrefixIncidentReport), IncidentID: inc.ID, Regime: app.RegimeNIS2, Kind: app.ReportEarlyWarning,
+			Status: app.ReportPending, DueAt: &due, Basis: "NIS2 Art. 23(4)(a)", CreatedAt: now, UpdatedAt: now}
+		if err := db.CreateIncidentReport(ctx, org.ID, r); err != nil {
+			return err
+		}
+		p := app.Page{Page: 1, PerPage: 50}
+		for _, f := range []app.IncidentFilter{{}, {Status: "open"}, {Type: app.IncidentSecurity}, {Regime: app.RegimeNIS2},
+			{Overdue: app.Ptr(true), Now: now}, {Overdue: app.Ptr(false), Now: now}, {ReportedBy: "system"}} {
+			f.Page = p
+			if _, err := db.ListIncidents(ctx, org.ID, f); err != nil {
+				return err
+			}
+		}
+		if _, err := db.GetIncident(ctx, org.ID, inc.ID); err != nil {
+			return err
+		}
+		if _, err := db.ListIncidentReports(ctx, org.ID, []string{inc.ID}); err != nil {
+			return err
+		}
+		if _, err := db.GetIncidentReport(ctx, org.ID, inc.ID, r.ID); err != nil {
+			return err
+		}
+		if _, err := db.ListReportVersions(ctx, org.ID, r.ID); err != nil {
+			return err
+		}
+		if _, err := db.ListTimeline(ctx, org.ID, inc.ID, p); err != nil {
+			return err
+		}
+		if _, err := db.DueIncidentReports(ctx, org.ID, due); err != nil {
+			return err
+		}
+		if _, _, err := db.UpcomingIncidentReports(ctx, org.ID, 10); err != nil {
+			return err
+		}
+		if _, err := db.OpenIncidentIDs(ctx, org.ID); err != nil {
+			return err
+		}
+		if _, err := db.GetIncidentProfile(ctx, org.ID); err != nil && err != app.ErrNotFound {
+			return err
 		}
 		return nil
 	}},

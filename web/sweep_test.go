@@ -54,7 +54,7 @@ var sweepFixtures = []sweepFixture{
 			}
 			return p.Devices[0].ID
 		}},
-	{kind: "vendor", names: []string{"vendors", "vendorId", "resourceId"}, prefix: app.PrefixVendor,
+	{kind: "vendor", names: []string{"vendors", "vendorId", "resourceId", "linkedVendorIds"}, prefix: app.PrefixVendor,
 		create: func(e *testEnv, org string, ref func(string) string) string {
 			v, err := e.app.CreateVendor(e.ctx(org), app.VendorInput{Name: app.Ptr("Sweep vendor"), AssigneeID: app.Some(ref("person"))})
 			if err != nil {
@@ -98,7 +98,7 @@ var sweepFixtures = []sweepFixture{
 		create: func(e *testEnv, org string, ref func(string) string) string {
 			return sweepCreate(e, org, "/v1/tasks", map[string]any{"title": "Sweep task", "controlId": ref("control")})
 		}},
-	{kind: "evidence", names: []string{"evidence", "evidenceId"}, prefix: app.PrefixEvidence,
+	{kind: "evidence", names: []string{"evidence", "evidenceId", "linkedEvidenceIds"}, prefix: app.PrefixEvidence,
 		create: func(e *testEnv, org string, ref func(string) string) string {
 			rec := e.upload("/v1/controls/"+ref("control")+"/evidence", sweepKey(e, org), "sweep.txt", []byte("sweep evidence"), nil)
 			return sweepID(e, rec, "evidence")
@@ -124,11 +124,11 @@ var sweepFixtures = []sweepFixture{
 			wantStatus(e.t, rec, http.StatusOK)
 			return fmt.Sprint(obj(e.t, rec)["version"])
 		}},
-	{kind: "risk", names: []string{"risks", "riskId", "entityId"}, prefix: app.PrefixRisk,
+	{kind: "risk", names: []string{"risks", "riskId", "entityId", "linkedRiskIds"}, prefix: app.PrefixRisk,
 		create: func(e *testEnv, org string, _ func(string) string) string {
 			return sweepCreate(e, org, "/v1/risks", map[string]any{"title": "Sweep risk"})
 		}},
-	{kind: "finding", names: []string{"findings", "findingId"}, prefix: app.PrefixFinding,
+	{kind: "finding", names: []string{"findings", "findingId", "linkedFindingIds"}, prefix: app.PrefixFinding,
 		create: func(e *testEnv, org string, _ func(string) string) string {
 			return sweepCreate(e, org, "/v1/findings", map[string]any{"title": "Sweep finding"})
 		}},
@@ -191,6 +191,22 @@ var sweepFixtures = []sweepFixture{
 		create: func(e *testEnv, org string, _ func(string) string) string {
 			rec := e.uploadField("/v1/trust-portal/documents", sweepKey(e, org), "file", "sweep.pdf", []byte("%PDF sweep"), "name", "Sweep report")
 			return sweepID(e, rec, "trust document")
+		}},
+	// An incident with confirmed regimes, so it has reports (clocks).
+	{kind: "incident", names: []string{"incidents", "incidentId"}, prefix: app.PrefixIncident,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			id := sweepCreate(e, org, "/v1/incidents", map[string]any{"title": "Sweep incident", "type": "personal_data_breach",
+				"awareAt": "2026-01-15T08:00:00Z", "linkedRiskIds": []string{ref("risk")}})
+			wantStatus(e.t, e.do("POST", "/v1/incidents/"+id+"/regimes", sweepKey(e, org), map[string]any{"regimes": []string{"nis2", "gdpr"}}), http.StatusOK)
+			return id
+		}},
+	{kind: "incident_report", names: []string{"reports", "reportId"}, prefix: app.PrefixIncidentReport,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			reports := list(e.t, e.do("GET", "/v1/incidents/"+ref("incident")+"/reports", sweepKey(e, org), nil))
+			if len(reports) == 0 {
+				e.t.Fatal("incident report fixture: no reports")
+			}
+			return reports[0]["id"].(string)
 		}},
 	// The public portal and its links are addressed by slug and token, not
 	// by the caller's organization: public operations are shared.

@@ -27,6 +27,7 @@ func (s *Server) routes() {
 	s.variableRoutes(s.Handle)
 	s.contextRoutes(s.Handle)
 	s.registersRoutes(s.Handle)
+	s.incidentRoutes(s.Handle)
 	s.eventsRoutes(s.Handle)
 	s.authRoutes(s.Handle)
 	s.oauthAppsRoutes(s.Handle)

@@ -35,11 +35,13 @@ func (s *Server) mcpTools(srv *mcp.Server) {
 	addTool(s, srv, "list_findings", "List findings, with optional status, severity, type and control filters.", false, s.toolListFindings)
 	addTool(s, srv, "create_finding", "Create a finding (title, severity, linkedControlIds...). Needs a role that may record findings (owner, admin; auditors in a session).", true, s.toolCreateFinding)
 	addTool(s, srv, "list_expiring_evidence", "List evidence that expires within the next days (default 30), soonest first.", false, s.toolListExpiringEvidence)
+	addTool(s, srv, "list_incidents", "List incidents with their statutory reporting clocks (NIS2, DORA, GDPR, CRA), with optional status, type, regime and overdue filters.", false, s.toolListIncidents)
+	addTool(s, srv, "get_incident", "Get one incident by id (inc_...) with its reporting clocks: each report's due time, start event, legal basis and status.", false, s.toolGetIncident)
 }
 
 // mcpToolNames lists the tools in the manifest, in mcpTools order.
 var mcpToolNames = []string{"list_vendors", "get_vendor", "create_vendor", "list_people", "get_organization",
-	"compliance_status", "list_controls", "get_control", "list_findings", "create_finding", "list_expiring_evidence"}
+	"compliance_status", "list_controls", "get_control", "list_findings", "create_finding", "list_expiring_evidence", "list_incidents", "get_incident"}
 
 // addTool registers a tool whose errors come back as tool errors with the
 // same code and client-safe message as the REST API. Writing tools need the
@@ -99,7 +101,7 @@ func (s *Server) mcpManifest(w http.ResponseWriter, r *http.Request) error {
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{
 		"name":        "compliance",
 		"title":       "Compliance appliance",
-		"description": "Tools over an organization's compliance data: framework status, controls, findings, expiring evidence, vendors, people, the organization.",
+		"description": "Tools over an organization's compliance data: framework status, controls, findings, expiring evidence, incidents and their reporting clocks, vendors, people, the organization.",
 		"version":     s.opts.Version,
 		"endpoint":    base + "/v1/mcp",
 		"transport":   map[string]any{"type": "streamable-http", "url": base + "/v1/mcp", "stateless": true},
@@ -342,4 +344,28 @@ func (s *Server) toolListExpiringEvidence(ctx context.Context, in expiringEviden
 		return listOut[app.Evidence]{}, err
 	}
 	return listOut[app.Evidence]{Data: l.Items, Meta: httpx.NewMeta(pg, l.Total)}, nil
+}
+
+type listIncidentsIn struct {
+	pageIn
+	Status  string `json:"status,omitempty" jsonschema:"open, contained, resolved or closed"`
+	Type    string `json:"type,omitempty" jsonschema:"security_incident, personal_data_breach, ict_incident or vulnerability"`
+	Regime  string `json:"regime,omitempty" jsonschema:"a confirmed regime: nis2, dora, gdpr or cra"`
+	Overdue *bool  `json:"overdue,omitempty" jsonschema:"true for incidents with a report past its due time and not sent"`
+}
+
+func (s *Server) toolListIncidents(ctx context.Context, in listIncidentsIn) (listOut[app.Incident], error) {
+	pg, err := in.page()
+	if err != nil {
+		return listOut[app.Incident]{}, err
+	}
+	l, err := s.app.ListIncidents(ctx, app.IncidentFilter{Status: in.Status, Type: in.Type, Regime: in.Regime, Overdue: in.Overdue, Page: pg})
+	if err != nil {
+		return listOut[app.Incident]{}, err
+	}
+	return listOut[app.Incident]{Data: l.Items, Meta: httpx.NewMeta(pg, l.Total)}, nil
+}
+
+func (s *Server) toolGetIncident(ctx context.Context, in idIn) (*app.Incident, error) {
+	return s.app.GetIncident(ctx, in.ID)
 }

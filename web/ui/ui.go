@@ -42,6 +42,7 @@ var uiSections = map[string]bool{
 	"finding-templates": true,
 	"findings":          true,
 	"frameworks":        true,
+	"incidents":         true,
 	"jobs":              true,
 	"knowledge-base":    true,
 	"login":             true,

@@ -23,6 +23,7 @@ var attachmentPages = []attachmentPage{
 	{"controls", app.EntityControl},
 	{"findings", app.EntityFinding},
 	{"frameworks", app.EntityFramework},
+	{"incidents", app.EntityIncident},
 	{"people", app.EntityPerson},
 	{"policies", app.EntityPolicy},
 	{"risks", app.EntityRisk},
@@ -35,7 +36,7 @@ var attachmentPages = []attachmentPage{
 // roles the API lets attach files (owners, admins, auditors signed in as
 // people) upload.
 func (s *Server) uiAttachmentRoutes(page func(method, path string, acc uiAccess, h uiHandler)) {
-	details := map[string]uiHandler{"controls": s.uiControl, "findings": s.uiFinding, "frameworks": s.uiFramework,
+	details := map[string]uiHandler{"controls": s.uiControl, "findings": s.uiFinding, "frameworks": s.uiFramework, "incidents": s.uiIncident,
 		"people": s.uiPerson, "policies": s.uiPolicy, "risks": s.uiRisk, "vendors": s.uiVendor}
 	for _, p := range attachmentPages {
 		page("POST", "/"+p.section+"/{id}/attachments", uiReview, s.uiUploadAttachment(p, details[p.section]))

@@ -22,6 +22,7 @@ func (s *Server) uiCommentRoutes(page func(method, path string, acc uiAccess, h 
 		{app.EntityRisk, "risks", s.uiRisk},
 		{app.EntityFinding, "findings", s.uiFinding},
 		{app.EntityControl, "controls", s.uiControl},
+		{app.EntityIncident, "incidents", s.uiIncident},
 	} {
 		page("POST", "/"+e.section+"/{id}/comments", uiReview, s.uiAddComment(e.typ, e.section, e.detail))
 		page("POST", "/"+e.section+"/{id}/comments/{commentId}", uiReview, s.uiEditComment(e.typ, e.section, e.detail))

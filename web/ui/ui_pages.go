@@ -71,6 +71,8 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiBrandRoutes(page)
 	s.uiJobRoutes(page)
 
+	s.uiIncidentRoutes(page)
+
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)
 	page("POST", "/risks", uiManage, s.uiCreateRisk)
@@ -276,7 +278,7 @@ func (s *Server) uiDashboard(w http.ResponseWriter, r *http.Request, v *view) er
 		maxSev = max(maxSev, n)
 	}
 	v.Title, v.Section = "Dashboard", "dashboard"
-	v.Data = map[string]any{"D": d, "MaxSeverity": maxSev, "Severities": app.FindingSeverities}
+	v.Data = map[string]any{"D": d, "MaxSeverity": maxSev, "Severities": app.FindingSeverities, "Now": s.app.Now()}
 	return s.page(w, r, "dashboard", v)
 }
 

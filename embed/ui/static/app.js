@@ -44,6 +44,33 @@
       }
     });
   });
+  // Incident forms: the UTC offset of the times entered defaults to the
+  // browser's own, unless the form already holds times (shown in UTC) or
+  // says to keep it.
+  document.querySelectorAll("select[data-tz]:not([data-keep])").forEach(function (sel) {
+    var f = sel.form, filled = false;
+    if (f) { f.querySelectorAll("input[type=datetime-local]").forEach(function (i) { if (i.value) { filled = true; } }); }
+    if (filled || sel.value !== "+00:00") { return; }
+    var m = -new Date().getTimezoneOffset(), a = Math.abs(m);
+    var off = (m < 0 ? "-" : "+") + String(Math.floor(a / 60)).padStart(2, "0") + ":" + String(a % 60).padStart(2, "0");
+    if (sel.querySelector("option[value='" + off + "']")) { sel.value = off; }
+  });
+  // Reporting clocks count down while the page is open; the text the server
+  // rendered is right at load and stays right without this script.
+  var clocks = document.querySelectorAll("time[data-countdown]");
+  function tick() {
+    var now = Date.now();
+    clocks.forEach(function (el) {
+      var due = Date.parse(el.getAttribute("datetime"));
+      if (isNaN(due)) { return; }
+      var d = Math.round((due - now) / 60000), past = d < 0;
+      d = Math.abs(d);
+      var days = Math.floor(d / 1440), h = Math.floor((d % 1440) / 60), min = d % 60;
+      var s = days > 0 ? days + " d " + h + " h" : (h > 0 ? h + " h " + min + " min" : min + " min");
+      el.textContent = past ? "overdue by " + s : "in " + s;
+    });
+  }
+  if (clocks.length) { window.setInterval(tick, 30000); }
   // Move focus to the first field with an error so keyboard and screen
   // reader users land on it.
   var bad = document.querySelector("[aria-invalid=true]");
