@@ -24,7 +24,8 @@ var leadingWord = regexp.MustCompile(`^[a-z]+`)
 var operationVerbs = map[string]bool{
 	"list": true, "get": true, "create": true, "update": true, "patch": true, "delete": true,
 	"acknowledge": true, "add": true, "approve": true, "archive": true, "attach": true,
-	"authorize": true, "bulk": true, "close": true, "complete": true, "deliver": true,
+	"authorize": true, "bulk": true, "classify": true, "close": true, "complete": true,
+	"confirm": true, "deliver": true,
 	"deny": true, "download": true, "enable": true, "export": true, "fill": true,
 	"generate": true, "import": true, "issue": true, "link": true, "login": true,
 	"logout": true, "map": true, "ping": true, "preflight": true, "preview": true,
