@@ -54,6 +54,7 @@ type Store interface {
 	QuestionnaireStore
 	TrustStore
 	DashboardStore
+	SearchStore
 }
 
 // Config holds the service-level settings.
@@ -74,6 +75,7 @@ type App struct {
 	events eventState
 	auth   authState
 	ext    extensions // knowledge and trust sources wired in by main
+	search searchState
 }
 
 // New builds the services over a store. now may be nil for time.Now.

@@ -98,3 +98,74 @@ func TestUINavBrowser(t *testing.T) {
 		t.Fatal("the Menu button shows on a wide screen")
 	}
 }
+
+// TestUISearchBrowser types into the header's search box on a phone-sized
+// and a wide screen: Enter opens the results grouped by type with the
+// typed word marked, and a hit leads to its record.
+func TestUISearchBrowser(t *testing.T) {
+	exe := needBrowser(t)
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	ctx, base, dir := startBrowser(t, exe, e.srv)
+	text := func(sel string) string {
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return s
+	}
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(chromedp.CSS("#email")),
+		chromedp.SendKeys(chromedp.CSS("#email"), f.owner),
+		chromedp.SendKeys(chromedp.CSS("#password"), testPassword),
+		chromedp.Click(chromedp.CSS(`form[action="/login"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS("#site-search")),
+		chromedp.SendKeys(chromedp.CSS("#site-search"), "hosting gm"),
+		chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`section[data-type="vendor"] mark`)),
+		shot(t, dir, "34-search-results"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(`section[data-type="vendor"] li a`); got != "Hosting GmbH" {
+		t.Fatalf("first vendor hit %q", got)
+	}
+	if got := text(`section[data-type="vendor"] li a mark`); got != "Hosting" {
+		t.Fatalf("marked %q", got)
+	}
+	if v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("site-search").value`)); err != nil || v != "hosting gm" {
+		t.Fatalf("the header box holds %q: %v", v, err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`section[data-type="vendor"] li a`)),
+		chromedp.WaitVisible(chromedp.CSS(`#name[value="Hosting GmbH"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// On a phone the box sits under the header, the page no wider than
+	// the screen.
+	err = chromedp.Do(ctx,
+		chromedp.EmulateViewport(390, 844),
+		chromedp.Navigate(base+"/risks"),
+		chromedp.WaitVisible(chromedp.CSS("#site-search")),
+		chromedp.SendKeys(chromedp.CSS("#site-search"), "outage"),
+		chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`section[data-type="risk"] mark`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wide, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > 390`)); err != nil || wide {
+		t.Fatalf("the results page is wider than the 390 px screen (%v)", err)
+	}
+	if got := text(`section[data-type="risk"] li a`); got != "Data centre outage" {
+		t.Fatalf("risk hit %q", got)
+	}
+	if err := chromedp.Do(ctx, shot(t, dir, "35-search-390")); err != nil {
+		t.Fatal(err)
+	}
+}
