@@ -56,6 +56,7 @@ type Store interface {
 	TrustStore
 	DashboardStore
 	IncidentStore
+	SearchStore
 }
 
 // Config holds the service-level settings.
@@ -78,6 +79,7 @@ type App struct {
 	ext    extensions // knowledge and trust sources wired in by main
 	// metrics receives measurements of background work (SetMetrics).
 	metrics Metrics
+	search  searchState
 }
 
 // New builds the services over a store. now may be nil for time.Now.

@@ -62,7 +62,7 @@ func TestUIBrandStylesheet(t *testing.T) {
 	if ct := rec.Header().Get("Content-Type"); ct != "text/css; charset=utf-8" {
 		t.Fatalf("content type %q", ct)
 	}
-	wantBody(t, rec, ".top{background:#0b3d91;color:#ffffff}", "nav.main a[aria-current=page]{border-bottom-color:#0b3d91}")
+	wantBody(t, rec, ".top{background:#0b3d91;color:#ffffff}", "nav.main a[aria-current=page]{border-left-color:#0b3d91}")
 	if cc := rec.Header().Get("Cache-Control"); !strings.Contains(cc, "immutable") || !strings.Contains(cc, "private") {
 		t.Fatalf("cache control %q", cc)
 	}
@@ -84,7 +84,7 @@ func TestUIBrandStylesheet(t *testing.T) {
 	}
 	rec = admin.get(light)
 	wantBody(t, rec, ".top{background:#ffcc00;color:#1f2328}")
-	wantNoBody(t, rec, "border-bottom-color") // too light to mark the current item on white
+	wantNoBody(t, rec, "border-left-color") // too light to mark the current item on white
 
 	// Cleared: no link again.
 	if _, err := e.app.UpdateBranding(e.ctx(f.org), app.BrandingPatch{PrimaryColor: app.Opt[string]{Set: true, Null: true}}); err != nil {

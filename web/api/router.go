@@ -34,4 +34,5 @@ func (s *Server) routes() {
 	s.knowledgeRoutes(s.Handle)
 	s.questionnaireRoutes(s.Handle)
 	s.trustRoutes(s.Handle)
+	s.searchRoutes(s.Handle)
 }

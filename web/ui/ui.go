@@ -39,6 +39,7 @@ var uiSections = map[string]bool{
 	"controls":          true,
 	"csrd":              true,
 	"evidence":          true,
+	"search":            true,
 	"finding-templates": true,
 	"findings":          true,
 	"frameworks":        true,
@@ -106,24 +107,26 @@ type uiHandler func(w http.ResponseWriter, r *http.Request, v *view) error
 
 // view is the data of every page.
 type view struct {
-	Title    string
-	Section  string
-	P        *app.Principal
-	User     *app.User
-	Orgs     []app.Membership
-	OrgName  string
-	CSRF     string
-	Path     string // request URI, for links back
-	Flash    string
-	Errors   map[string]string // field -> message
-	Form     url.Values
-	Data     any
-	Status   int
-	Assets   map[string]string
-	Brand    string // version of /brand.css, "" when the organization has no colour
-	Refresh  int    // seconds after which the page reloads itself, 0 for never
-	now      time.Time
-	lastPage string
+	Title   string
+	Section string
+	P       *app.Principal
+	User    *app.User
+	Orgs    []app.Membership
+	OrgName string
+	CSRF    string
+	Path    string // request URI, for links back
+	Flash   string
+	Errors  map[string]string // field -> message
+	Form    url.Values
+	Data    any
+	Status  int
+	Assets  map[string]string
+	Brand   string // version of /brand.css, "" when the organization has no colour
+	Refresh int    // seconds after which the page reloads itself, 0 for never
+	// SearchQuery fills the header's search box (the search page's query).
+	SearchQuery string
+	now         time.Time
+	lastPage    string
 }
 
 // Can reports whether the signed-in person may take an action of a kind:

@@ -95,8 +95,8 @@ func textOn(bg rgb) rgb {
 
 // brandCSS is the stylesheet of a colour: the header in the colour with
 // text that keeps AA contrast, focus outlines in that text colour, and the
-// current navigation item underlined in the colour when it contrasts
-// enough with the white bar (3:1 for non-text, WCAG 1.4.11).
+// current navigation item marked in the colour when it contrasts
+// enough with the white sidebar (3:1 for non-text, WCAG 1.4.11).
 func brandCSS(c rgb) string {
 	fg := textOn(c)
 	css := "/* The organization's brand colour. */\n" +
@@ -104,7 +104,7 @@ func brandCSS(c rgb) string {
 		".top a,.top label,.top .who{color:" + fg.String() + "}\n" +
 		".top :focus-visible{outline-color:" + fg.String() + "}\n"
 	if contrast(c, colorWhite) >= 3 {
-		css += "nav.main a[aria-current=page]{border-bottom-color:" + c.String() + "}\n"
+		css += "nav.main a[aria-current=page]{border-left-color:" + c.String() + "}\n"
 	}
 	return css
 }

@@ -50,7 +50,7 @@ func newContextRows(c *app.OrgContext) contextRows {
 }
 
 func (s *Server) contextPage(w http.ResponseWriter, r *http.Request, v *view, c *app.OrgContext, form *app.ContextPatch) error {
-	v.Title, v.Section = "Organization context", "settings"
+	v.Title, v.Section = "Organization context", "context"
 	if v.Flash == "" {
 		v.Flash = flash(r)
 	}
@@ -187,7 +187,7 @@ func (s *Server) uiContextSnapshots(w http.ResponseWriter, r *http.Request, v *v
 	if err != nil {
 		return err
 	}
-	v.Title, v.Section = "Context versions", "settings"
+	v.Title, v.Section = "Context versions", "context"
 	names, err := s.actorNames(r)
 	if err != nil {
 		return err
@@ -201,7 +201,7 @@ func (s *Server) uiContextSnapshot(w http.ResponseWriter, r *http.Request, v *vi
 	if err != nil {
 		return err
 	}
-	v.Title, v.Section = "Context version "+strconv.Itoa(c.Version), "settings"
+	v.Title, v.Section = "Context version "+strconv.Itoa(c.Version), "context"
 	names, err := s.actorNames(r)
 	if err != nil {
 		return err
@@ -219,7 +219,7 @@ func (s *Server) uiRestoreContextSnapshot(w http.ResponseWriter, r *http.Request
 		if gerr != nil {
 			return gerr
 		}
-		v.Title, v.Section = "Context version "+strconv.Itoa(c.Version), "settings"
+		v.Title, v.Section = "Context version "+strconv.Itoa(c.Version), "context"
 		names, err := s.actorNames(r)
 		if err != nil {
 			return err

@@ -70,6 +70,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiContextRoutes(page)
 	s.uiBrandRoutes(page)
 	s.uiJobRoutes(page)
+	s.uiSearchRoutes(page)
 
 	s.uiIncidentRoutes(page)
 

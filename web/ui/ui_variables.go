@@ -24,7 +24,7 @@ func (s *Server) uiVariables(w http.ResponseWriter, r *http.Request, v *view) er
 	if err != nil {
 		return err
 	}
-	v.Title, v.Section = "Variables", "settings"
+	v.Title, v.Section = "Variables", "variables"
 	if v.Flash == "" {
 		v.Flash = flash(r)
 	}
@@ -64,7 +64,7 @@ func nameConflict(err error, v *view, r *http.Request) bool {
 
 // variablePage shows one variable's edit form.
 func (s *Server) variablePage(w http.ResponseWriter, r *http.Request, v *view, vr *app.Variable) error {
-	v.Title, v.Section = "Edit variable", "settings"
+	v.Title, v.Section = "Edit variable", "variables"
 	v.Data = map[string]any{"Var": vr}
 	return s.page(w, r, "variable_edit", v)
 }

@@ -71,6 +71,16 @@
     });
   }
   if (clocks.length) { window.setInterval(tick, 30000); }
+  // The sidebar is a <details> the server sends open: on a narrow screen
+  // it starts as a closed "Menu" and opens on demand; on a wide one it
+  // stays open. Without this script it works the same, only starting open.
+  var side = document.querySelector("details[data-sidebar]");
+  if (side && window.matchMedia) {
+    var narrow = window.matchMedia("(max-width: 899px)");
+    var sync = function () { side.open = !narrow.matches; };
+    sync();
+    if (narrow.addEventListener) { narrow.addEventListener("change", sync); }
+  }
   // Move focus to the first field with an error so keyboard and screen
   // reader users land on it.
   var bad = document.querySelector("[aria-invalid=true]");
