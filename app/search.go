@@ -276,15 +276,6 @@ func (a *App) prepareSearch(ctx context.Context, p *Principal, query string, typ
 	return sq, spec, nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // Search returns one page of hits for a query, best first, over the types
 // asked for (all the principal may search when none), with the number of
 // hits per type. Employees and contractors find only what they can open:
