@@ -46,7 +46,7 @@ func TestUINavigationPerRole(t *testing.T) {
 	manager := map[string][]string{
 		"Overview":   {"/"},
 		"Compliance": {"/frameworks", "/controls", "/soa", "/policies", "/tasks"},
-		"Risk":       {"/risks", "/vendors", "/findings"},
+		"Risk":       {"/risks", "/vendors", "/findings", "/incidents"},
 		"Trust":      {"/trust-settings", "/questionnaires", "/knowledge-base", "/csrd"},
 		"People":     {"/people"},
 		"Settings": {"/settings", "/context", "/variables", "/api-keys", "/webhooks", "/oauth-apps",
@@ -61,7 +61,7 @@ func TestUINavigationPerRole(t *testing.T) {
 	employee := map[string][]string{
 		"Overview":   {"/"},
 		"Compliance": {"/frameworks", "/controls", "/policies", "/tasks"},
-		"Risk":       {"/risks", "/vendors", "/findings"},
+		"Risk":       {"/risks", "/vendors", "/findings", "/incidents"},
 		"People":     {"/people"},
 		"Settings":   {"/settings", "/connected-apps"},
 	}
