@@ -341,28 +341,6 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 	return cmd
 }
 
-// reloadOnHangup reloads the TLS certificate on each SIGHUP until ctx ends.
-func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, certs *certReloader, log *slog.Logger) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-hup:
-		}
-		if certs == nil {
-			log.Info("sighup: no tls certificate to reload")
-			continue
-		}
-		leaf, err := certs.Reload(time.Now())
-		if err != nil {
-			log.Error("tls certificate reload failed; the current certificate stays", slog.Any("error", err))
-			continue
-		}
-		log.Info("tls certificate reloaded", slog.String("subject", leaf.Subject.String()),
-			slog.String("serial", leaf.SerialNumber.String()), slog.Time("not_after", leaf.NotAfter))
-	}
-}
-
 func migrateCmd(v *viper.Viper) *cobra.Command {
 	return &cobra.Command{
 		Use:   "migrate",

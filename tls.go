@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -101,4 +104,26 @@ func redirectHandler(publicURL, tlsAddr string) http.Handler {
 		}
 		http.Redirect(w, r, target+r.URL.RequestURI(), http.StatusPermanentRedirect)
 	})
+}
+
+// reloadOnHangup reloads the TLS certificate on each SIGHUP until ctx ends.
+func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, certs *certReloader, log *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		if certs == nil {
+			log.Info("sighup: no tls certificate to reload")
+			continue
+		}
+		leaf, err := certs.Reload(time.Now())
+		if err != nil {
+			log.Error("tls certificate reload failed; the current certificate stays", slog.Any("error", err))
+			continue
+		}
+		log.Info("tls certificate reloaded", slog.String("subject", leaf.Subject.String()),
+			slog.String("serial", leaf.SerialNumber.String()), slog.Time("not_after", leaf.NotAfter))
+	}
 }
