@@ -55,6 +55,7 @@ type Store interface {
 	TrustStore
 	DashboardStore
 	SearchStore
+	EvidenceLibraryStore
 }
 
 // Config holds the service-level settings.

@@ -71,6 +71,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiBrandRoutes(page)
 	s.uiJobRoutes(page)
 	s.uiSearchRoutes(page)
+	s.uiEvidenceRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)
@@ -179,6 +180,7 @@ var uiFuncs = template.FuncMap{
 		}
 		return m
 	},
+	"uploader": uploaderName,
 	"sp": func(p *string) string {
 		if p == nil {
 			return ""
