@@ -56,6 +56,7 @@ type Store interface {
 	DashboardStore
 	SearchStore
 	EvidenceLibraryStore
+	OnboardingStore
 }
 
 // Config holds the service-level settings.

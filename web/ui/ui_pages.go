@@ -19,6 +19,7 @@ import (
 // uiPageRoutes registers the pages of the web application.
 func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiHandler)) {
 	page("GET", "/", uiSignedIn, s.uiDashboard)
+	page("POST", "/onboarding/dismiss", uiManage, s.uiDismissOnboarding)
 	s.uiFrameworkEditorRoutes(page)
 
 	page("GET", "/frameworks", uiSignedIn, s.uiFrameworks)
@@ -279,8 +280,29 @@ func (s *Server) uiDashboard(w http.ResponseWriter, r *http.Request, v *view) er
 		maxSev = max(maxSev, n)
 	}
 	v.Title, v.Section = "Dashboard", "dashboard"
-	v.Data = map[string]any{"D": d, "MaxSeverity": maxSev, "Severities": app.FindingSeverities}
+	v.Flash = flash(r)
+	data := map[string]any{"D": d, "MaxSeverity": maxSev, "Severities": app.FindingSeverities}
+	if v.Can("manage") {
+		// Getting started: owners and admins, until done or dismissed.
+		o, err := s.app.Onboarding(r.Context())
+		if err != nil {
+			return err
+		}
+		if o.DismissedAt == nil && !o.Complete() {
+			data["Onboarding"] = o
+		}
+	}
+	v.Data = data
 	return s.page(w, r, "dashboard", v)
+}
+
+// uiDismissOnboarding hides the getting-started checklist for the
+// organization (owner, admin).
+func (s *Server) uiDismissOnboarding(w http.ResponseWriter, r *http.Request, v *view) error {
+	if err := s.app.DismissOnboarding(r.Context()); err != nil {
+		return err
+	}
+	return redirect(w, r, "/?done=onboarding-dismissed")
 }
 
 // --- frameworks ---
@@ -936,11 +958,12 @@ var flashes = map[string]string{"saved": "Saved.", "created": "Created.", "uploa
 	"published": "Published: people who must sign are asked to acknowledge it.", "acknowledged": "Thank you: your acknowledgement is recorded.",
 	"revoked": "Key revoked: it stops working at once.", "redelivered": "Delivery queued again.", "decided": "Decision recorded; the requester is told by email where mail is set up.",
 	"commented": "Comment added.", "deleted": "Deleted.",
-	"answers-saved":    "Answers saved.",
-	"answers-same":     "No answer changed, so nothing was saved.",
-	"context-saved":    "Context saved as a new version; the previous one is kept as a snapshot.",
-	"context-same":     "Nothing changed, so no new version was saved.",
-	"context-restored": "Version restored: it is now the current context, saved as a new version.",
+	"onboarding-dismissed": "The getting-started checklist is dismissed for everyone in the organization.",
+	"answers-saved":        "Answers saved.",
+	"answers-same":         "No answer changed, so nothing was saved.",
+	"context-saved":        "Context saved as a new version; the previous one is kept as a snapshot.",
+	"context-same":         "Nothing changed, so no new version was saved.",
+	"context-restored":     "Version restored: it is now the current context, saved as a new version.",
 }
 
 func flash(r *http.Request) string { return flashes[r.URL.Query().Get("done")] }
