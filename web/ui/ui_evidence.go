@@ -64,6 +64,11 @@ func (s *Server) uiEvidenceLibrary(w http.ResponseWriter, r *http.Request, v *vi
 		OwnerID: q.Get("owner"), Sort: q.Get("sort"), Page: pg}
 	v.Title, v.Section = "Evidence library", "evidence"
 	v.Form = q
+	if wantsCSV(r) {
+		if err := s.evidenceCSV(w, r, v, f); err == nil || !formErrors(err, v, r) {
+			return err
+		}
+	}
 	l, err := s.app.EvidenceLibrary(r.Context(), f)
 	if err != nil && !formErrors(err, v, r) {
 		return err
@@ -124,7 +129,7 @@ func (s *Server) uiEvidenceLibrary(w http.ResponseWriter, r *http.Request, v *vi
 	v.Data = map[string]any{"Items": l.Items, "Total": l.Total, "Pager": newPager(r, pg, l.Total), "Frameworks": fws,
 		"People": people, "Names": names, "Filtered": filtered, "Timeline": tl, "Bars": timelineBars(tl),
 		"Sorts": sorts, "MonthLinks": months, "Expiries": app.EvidenceExpiryFilters, "Today": v.now.Format("2006-01-02"),
-		"Soon": v.now.AddDate(0, 0, 30).Format("2006-01-02")}
+		"Soon": v.now.AddDate(0, 0, 30).Format("2006-01-02"), "CSV": csvLink(r)}
 	return s.page(w, r, "evidence", v)
 }
 

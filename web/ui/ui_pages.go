@@ -555,6 +555,11 @@ func (s *Server) uiVendors(w http.ResponseWriter, r *http.Request, v *view) erro
 	if b := q.Get("personalData"); b == "yes" || b == "no" {
 		f.ProcessesPersonalData = app.Ptr(b == "yes")
 	}
+	if wantsCSV(r) {
+		if err := s.vendorsCSV(w, r, v, f); err == nil || !formErrors(err, v, r) {
+			return err
+		}
+	}
 	l, err := s.app.ListVendors(r.Context(), f)
 	if err != nil && !formErrors(err, v, r) {
 		return err
@@ -563,7 +568,7 @@ func (s *Server) uiVendors(w http.ResponseWriter, r *http.Request, v *view) erro
 	v.Title, v.Section = "Vendors", "vendors"
 	v.Data = map[string]any{"Vendors": l.Items, "Pager": newPager(r, pg, l.Total), "Categories": app.VendorCategories,
 		"Criticalities": app.Criticalities, "Statuses": app.VendorStatuses, "DPAStatuses": app.DPAStatuses, "Sorts": app.VendorSorts,
-		"Filtered": len(q) > 0 && !(len(q) == 1 && q.Has("page"))}
+		"Filtered": len(q) > 0 && !(len(q) == 1 && q.Has("page")), "CSV": csvLink(r)}
 	return s.page(w, r, "vendors", v)
 }
 
