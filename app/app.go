@@ -57,6 +57,8 @@ type Store interface {
 	DashboardStore
 	IncidentStore
 	SearchStore
+	EvidenceLibraryStore
+	OnboardingStore
 }
 
 // Config holds the service-level settings.

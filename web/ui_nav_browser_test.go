@@ -1,11 +1,14 @@
 package web
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/compliance-appliance/compliance/app"
 )
 
 // TestUINavBrowser drives Chromium through the sidebar on a phone-sized
@@ -167,5 +170,48 @@ func TestUISearchBrowser(t *testing.T) {
 	}
 	if err := chromedp.Do(ctx, shot(t, dir, "35-search-390")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestUIEvidenceBrowser renders the evidence library with a few renewals
+// ahead: the timeline's twelve bars are drawn with their counts and the
+// table behind "The timeline as a table" opens.
+func TestUIEvidenceBrowser(t *testing.T) {
+	exe := needBrowser(t)
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	ctx := e.ctx(f.org)
+	cs, err := e.app.ListControls(ctx, app.ControlFilter{Page: app.Page{Page: 1, PerPage: 3}})
+	if err != nil || len(cs.Items) < 3 {
+		t.Fatalf("controls: %v", err)
+	}
+	for i, exp := range []string{"2026-02-10", "2026-03-05", "2026-03-20", "2026-03-28", "2026-06-30", "2026-11-15", ""} {
+		if _, err := e.app.UploadEvidence(ctx, cs.Items[i%3].ID, "", app.EvidenceUpload{File: strings.NewReader("proof"),
+			Filename: fmt.Sprintf("report-%d.pdf", i), ContentType: "application/pdf", ExpiresAt: exp}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx2, base, dir := startBrowser(t, exe, e.srv)
+	err = chromedp.Do(ctx2,
+		chromedp.Navigate(base+"/evidence"),
+		chromedp.WaitVisible(chromedp.CSS("#email")),
+		chromedp.SendKeys(chromedp.CSS("#email"), f.owner),
+		chromedp.SendKeys(chromedp.CSS("#password"), testPassword),
+		chromedp.Click(chromedp.CSS(`form[action="/login"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS("svg.timeline")),
+		chromedp.Click(chromedp.CSS(".card details summary")),
+		chromedp.WaitVisible(chromedp.CSS(`.timeline-table tr[data-month="2026-03"]`)),
+		shot(t, dir, "36-evidence-library"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bars, err := chromedp.Run(ctx2, chromedp.Evaluate[int](`document.querySelectorAll("svg.timeline rect.bar").length`))
+	if err != nil || bars != 4 {
+		t.Fatalf("%d bars drawn, want 4 months with renewals (%v)", bars, err)
+	}
+	h, err := chromedp.Run(ctx2, chromedp.Evaluate[float64](`document.querySelector('g[data-month="2026-03"] rect').getBoundingClientRect().height`))
+	if err != nil || h < 50 {
+		t.Fatalf("March's bar (the most renewals) is %.0f px high (%v)", h, err)
 	}
 }

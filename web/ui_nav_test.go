@@ -45,7 +45,7 @@ func TestUINavigationPerRole(t *testing.T) {
 	f := e.uiFixture("Acme")
 	manager := map[string][]string{
 		"Overview":   {"/"},
-		"Compliance": {"/frameworks", "/controls", "/soa", "/policies", "/tasks"},
+		"Compliance": {"/frameworks", "/controls", "/evidence", "/soa", "/policies", "/tasks"},
 		"Risk":       {"/risks", "/vendors", "/findings", "/incidents"},
 		"Trust":      {"/trust-settings", "/questionnaires", "/knowledge-base", "/csrd"},
 		"People":     {"/people"},
@@ -60,7 +60,7 @@ func TestUINavigationPerRole(t *testing.T) {
 	auditor["Settings"] = []string{"/settings", "/context", "/variables", "/connected-apps", "/audit-log"}
 	employee := map[string][]string{
 		"Overview":   {"/"},
-		"Compliance": {"/frameworks", "/controls", "/policies", "/tasks"},
+		"Compliance": {"/frameworks", "/controls", "/evidence", "/policies", "/tasks"},
 		"Risk":       {"/risks", "/vendors", "/findings", "/incidents"},
 		"People":     {"/people"},
 		"Settings":   {"/settings", "/connected-apps"},

@@ -1,7 +1,8 @@
 -- Global search: one full-text index over the records people look for by
 -- name (vendors, controls, requirements, policies, risks, findings, people,
 -- knowledge-base entries, questionnaires), kept current by triggers on the
--- source tables; and the getting-started checklist's dismissal.
+-- source tables; indexes of the evidence library; and the getting-started
+-- checklist's dismissal.
 --
 -- search_docs holds one row per searchable record: its organization, type,
 -- id, title and body. search_index is the FTS5 index over it (external
@@ -309,6 +310,11 @@ FROM kb_entries;
 INSERT INTO search_docs (id, organization_id, scope, type, record_id, title, body)
 SELECT ((SELECT coalesce(max(id), 0) / 16 FROM search_docs) + row_number() OVER ()) * 16 + 9, organization_id, lower(replace(questionnaires.organization_id, '_', '')) || '0', 'questionnaire', id, name, coalesce(file_name, '')
 FROM questionnaires;
+
+-- The evidence library filters and sorts an organization's evidence by
+-- expiry and by upload date.
+CREATE INDEX evidence_org_expires ON evidence(organization_id, expires_at, id);
+CREATE INDEX evidence_org_uploaded ON evidence(organization_id, uploaded_at, id);
 
 -- The getting-started checklist on the dashboard: dismissed per
 -- organization by an owner or admin.

@@ -35,6 +35,7 @@ var (
 		{"Compliance", []navItem{
 			{"frameworks", "/frameworks", "Frameworks", everyone},
 			{"controls", "/controls", "Controls", everyone},
+			{"evidence", "/evidence", "Evidence library", everyone},
 			{"soa", "/soa", "Statement of Applicability", staff},
 			{"policies", "/policies", "Policies", everyone},
 			{"tasks", "/tasks", "Tasks", everyone},

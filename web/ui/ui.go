@@ -49,6 +49,7 @@ var uiSections = map[string]bool{
 	"login":             true,
 	"logout":            true,
 	"oauth-apps":        true,
+	"onboarding":        true,
 	"org":               true,
 	"people":            true,
 	"policies":          true,

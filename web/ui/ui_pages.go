@@ -19,6 +19,7 @@ import (
 // uiPageRoutes registers the pages of the web application.
 func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiHandler)) {
 	page("GET", "/", uiSignedIn, s.uiDashboard)
+	page("POST", "/onboarding/dismiss", uiManage, s.uiDismissOnboarding)
 	s.uiFrameworkEditorRoutes(page)
 
 	page("GET", "/frameworks", uiSignedIn, s.uiFrameworks)
@@ -71,6 +72,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiBrandRoutes(page)
 	s.uiJobRoutes(page)
 	s.uiSearchRoutes(page)
+	s.uiEvidenceRoutes(page)
 
 	s.uiIncidentRoutes(page)
 
@@ -181,6 +183,7 @@ var uiFuncs = template.FuncMap{
 		}
 		return m
 	},
+	"uploader": uploaderName,
 	"sp": func(p *string) string {
 		if p == nil {
 			return ""
@@ -279,8 +282,29 @@ func (s *Server) uiDashboard(w http.ResponseWriter, r *http.Request, v *view) er
 		maxSev = max(maxSev, n)
 	}
 	v.Title, v.Section = "Dashboard", "dashboard"
-	v.Data = map[string]any{"D": d, "MaxSeverity": maxSev, "Severities": app.FindingSeverities, "Now": s.app.Now()}
+	v.Flash = flash(r)
+	data := map[string]any{"D": d, "MaxSeverity": maxSev, "Severities": app.FindingSeverities, "Now": s.app.Now()}
+	if v.Can("manage") {
+		// Getting started: owners and admins, until done or dismissed.
+		o, err := s.app.Onboarding(r.Context())
+		if err != nil {
+			return err
+		}
+		if o.DismissedAt == nil && !o.Complete() {
+			data["Onboarding"] = o
+		}
+	}
+	v.Data = data
 	return s.page(w, r, "dashboard", v)
+}
+
+// uiDismissOnboarding hides the getting-started checklist for the
+// organization (owner, admin).
+func (s *Server) uiDismissOnboarding(w http.ResponseWriter, r *http.Request, v *view) error {
+	if err := s.app.DismissOnboarding(r.Context()); err != nil {
+		return err
+	}
+	return redirect(w, r, "/?done=onboarding-dismissed")
 }
 
 // --- frameworks ---
@@ -533,6 +557,11 @@ func (s *Server) uiVendors(w http.ResponseWriter, r *http.Request, v *view) erro
 	if b := q.Get("personalData"); b == "yes" || b == "no" {
 		f.ProcessesPersonalData = app.Ptr(b == "yes")
 	}
+	if wantsCSV(r) {
+		if err := s.vendorsCSV(w, r, v, f); err == nil || !formErrors(err, v, r) {
+			return err
+		}
+	}
 	l, err := s.app.ListVendors(r.Context(), f)
 	if err != nil && !formErrors(err, v, r) {
 		return err
@@ -541,7 +570,7 @@ func (s *Server) uiVendors(w http.ResponseWriter, r *http.Request, v *view) erro
 	v.Title, v.Section = "Vendors", "vendors"
 	v.Data = map[string]any{"Vendors": l.Items, "Pager": newPager(r, pg, l.Total), "Categories": app.VendorCategories,
 		"Criticalities": app.Criticalities, "Statuses": app.VendorStatuses, "DPAStatuses": app.DPAStatuses, "Sorts": app.VendorSorts,
-		"Filtered": len(q) > 0 && !(len(q) == 1 && q.Has("page"))}
+		"Filtered": len(q) > 0 && !(len(q) == 1 && q.Has("page")), "CSV": csvLink(r)}
 	return s.page(w, r, "vendors", v)
 }
 
@@ -936,11 +965,12 @@ var flashes = map[string]string{"saved": "Saved.", "created": "Created.", "uploa
 	"published": "Published: people who must sign are asked to acknowledge it.", "acknowledged": "Thank you: your acknowledgement is recorded.",
 	"revoked": "Key revoked: it stops working at once.", "redelivered": "Delivery queued again.", "decided": "Decision recorded; the requester is told by email where mail is set up.",
 	"commented": "Comment added.", "deleted": "Deleted.",
-	"answers-saved":    "Answers saved.",
-	"answers-same":     "No answer changed, so nothing was saved.",
-	"context-saved":    "Context saved as a new version; the previous one is kept as a snapshot.",
-	"context-same":     "Nothing changed, so no new version was saved.",
-	"context-restored": "Version restored: it is now the current context, saved as a new version.",
+	"onboarding-dismissed": "The getting-started checklist is dismissed for everyone in the organization.",
+	"answers-saved":        "Answers saved.",
+	"answers-same":         "No answer changed, so nothing was saved.",
+	"context-saved":        "Context saved as a new version; the previous one is kept as a snapshot.",
+	"context-same":         "Nothing changed, so no new version was saved.",
+	"context-restored":     "Version restored: it is now the current context, saved as a new version.",
 }
 
 func flash(r *http.Request) string { return flashes[r.URL.Query().Get("done")] }
