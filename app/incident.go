@@ -633,40 +633,24 @@ func (a *App) UpdateIncident(ctx context.Context, id string, in IncidentInput) (
 	if err != nil {
 		return nil, err
 	}
-	var out *Incident
-	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		before, err := a.store.GetIncident(ctx, p.OrgID, id)
-		if err != nil {
-			return err
-		}
+	return a.changeIncident(ctx, p, id, "update incident %s", func(ctx context.Context, before *Incident) (*Incident, *Mutation, error) {
 		inc := *before
 		inc.SetLinks(before.Links())
 		now := a.Now()
 		ve := NewValidationError()
 		in.apply(&inc, now, ve)
 		if err := a.checkIncidentLinks(ctx, p, &inc, &in, ve); err != nil {
-			return err
+			return nil, nil, err
 		}
 		if err := ve.Err(); err != nil {
-			return err
+			return nil, nil, err
 		}
 		inc.UpdatedAt = now
 		if err := a.store.UpdateIncident(ctx, p.OrgID, &inc); err != nil {
-			return err
+			return nil, nil, err
 		}
-		if err := a.record(ctx, Mutation{Action: "updated", ResourceType: "incident", ResourceID: id, Before: before, After: &inc}); err != nil {
-			return err
-		}
-		if err := a.syncReports(ctx, p.OrgID, &inc); err != nil {
-			return err
-		}
-		out = &inc
-		return nil
+		return &inc, &Mutation{Action: "updated"}, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("update incident %s: %w", id, err)
-	}
-	return a.withClocks(ctx, p, out)
 }
 
 // SetIncidentStatus moves an incident to another status. Employees and
@@ -704,26 +688,20 @@ func (a *App) SetIncidentStatus(ctx context.Context, id string, in IncidentStatu
 	if err := ve.Err(); err != nil {
 		return nil, err
 	}
-	var out *Incident
-	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		before, err := a.store.GetIncident(ctx, p.OrgID, id)
-		if err != nil {
-			return err
-		}
+	return a.changeIncident(ctx, p, id, "set incident %s status", func(ctx context.Context, before *Incident) (*Incident, *Mutation, error) {
 		if err := visibleIncident(p, before); err != nil {
-			return err
+			return nil, nil, err
 		}
 		if (status == IncidentClosed || before.Status == IncidentClosed) && !p.Can(CapManage) {
-			return Errorf(ErrForbidden, "only owners and admins may close an incident or reopen a closed one")
+			return nil, nil, Errorf(ErrForbidden, "only owners and admins may close an incident or reopen a closed one")
 		}
 		if at.Before(before.AwareAt) {
-			return Invalid("at", CodeInvalid, at.Format(time.RFC3339), "at must not be before the incident's awareAt")
+			return nil, nil, Invalid("at", CodeInvalid, at.Format(time.RFC3339), "at must not be before the incident's awareAt")
 		}
 		inc := *before
 		inc.SetLinks(before.Links())
 		if status == before.Status {
-			out = before
-			return nil
+			return nil, nil, nil
 		}
 		inc.Status = status
 		switch status {
@@ -747,30 +725,19 @@ func (a *App) SetIncidentStatus(ctx context.Context, id string, in IncidentStatu
 		}
 		inc.UpdatedAt = now
 		if err := a.store.UpdateIncident(ctx, p.OrgID, &inc); err != nil {
-			return err
+			return nil, nil, err
 		}
 		text := "Status changed from " + before.Status + " to " + status + "."
 		if note != "" {
 			text += " " + note
 		}
 		if err := a.timeline(ctx, p, id, at, "status", text); err != nil {
-			return err
+			return nil, nil, err
 		}
-		if err := a.record(ctx, Mutation{Action: "status_changed", ResourceType: "incident", ResourceID: id, Before: before, After: &inc,
+		return &inc, &Mutation{Action: "status_changed",
 			Events: []Event{{Type: EventIncidentStatusChanged, Data: map[string]any{"incidentId": id, "previousStatus": before.Status,
-				"status": status, "changedAt": at}}}}); err != nil {
-			return err
-		}
-		if err := a.syncReports(ctx, p.OrgID, &inc); err != nil {
-			return err
-		}
-		out = &inc
-		return nil
+				"status": status, "changedAt": at}}}}, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("set incident %s status: %w", id, err)
-	}
-	return a.withClocks(ctx, p, out)
 }
 
 // GetIncident returns an incident with its clocks.
@@ -787,6 +754,44 @@ func (a *App) GetIncident(ctx context.Context, id string) (*Incident, error) {
 		return nil, err
 	}
 	return a.withClocks(ctx, p, inc)
+}
+
+// changeIncident runs one change of an incident in a transaction: change
+// gets the incident as stored, writes the new state (and any timeline entry)
+// and returns it with its audit mutation, or nil when nothing changed; the
+// mutation is recorded with the incident's before and after, the reports
+// are re-derived from the new facts, and the incident comes back with its
+// clocks. what names the change in errors ("update incident %s").
+func (a *App) changeIncident(ctx context.Context, p *Principal, id, what string,
+	change func(ctx context.Context, before *Incident) (*Incident, *Mutation, error)) (*Incident, error) {
+	var out *Incident
+	err := a.store.InTx(ctx, func(ctx context.Context) error {
+		before, err := a.store.GetIncident(ctx, p.OrgID, id)
+		if err != nil {
+			return err
+		}
+		inc, m, err := change(ctx, before)
+		if err != nil {
+			return err
+		}
+		if inc == nil {
+			out = before
+			return nil
+		}
+		m.ResourceType, m.ResourceID, m.Before, m.After = "incident", id, before, inc
+		if err := a.record(ctx, *m); err != nil {
+			return err
+		}
+		if err := a.syncReports(ctx, p.OrgID, inc); err != nil {
+			return err
+		}
+		out = inc
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf(what+": %w", id, err)
+	}
+	return a.withClocks(ctx, p, out)
 }
 
 // withClocks attaches the reports and the derived deadline fields.
@@ -1000,19 +1005,14 @@ func (a *App) ConfirmIncidentRegimes(ctx context.Context, id string, in RegimesI
 	if err := ve.Err(); err != nil {
 		return nil, err
 	}
-	var out *Incident
-	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		before, err := a.store.GetIncident(ctx, p.OrgID, id)
-		if err != nil {
-			return err
-		}
+	return a.changeIncident(ctx, p, id, "confirm regimes of incident %s", func(ctx context.Context, before *Incident) (*Incident, *Mutation, error) {
 		prof, err := a.incidentProfile(ctx, p.OrgID)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		enabled, err := a.enabledSlugs(ctx, p.OrgID)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		now := a.Now()
 		inc := *before
@@ -1027,7 +1027,7 @@ func (a *App) ConfirmIncidentRegimes(ctx context.Context, id string, in RegimesI
 		inc.RegimesConfirmedAt, inc.RegimesConfirmedBy = &now, &ActorRef{Type: p.ActorType(), ID: p.ActorID()}
 		inc.UpdatedAt = now
 		if err := a.store.UpdateIncident(ctx, p.OrgID, &inc); err != nil {
-			return err
+			return nil, nil, err
 		}
 		// The timeline keeps what the appliance proposed when the person decided.
 		var parts []string
@@ -1043,21 +1043,10 @@ func (a *App) ConfirmIncidentRegimes(ctx context.Context, id string, in RegimesI
 			text += " " + note
 		}
 		if err := a.timeline(ctx, p, id, now, "regimes", text); err != nil {
-			return err
+			return nil, nil, err
 		}
-		if err := a.record(ctx, Mutation{Action: "regimes_confirmed", ResourceType: "incident", ResourceID: id, Before: before, After: &inc}); err != nil {
-			return err
-		}
-		if err := a.syncReports(ctx, p.OrgID, &inc); err != nil {
-			return err
-		}
-		out = &inc
-		return nil
+		return &inc, &Mutation{Action: "regimes_confirmed"}, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("confirm regimes of incident %s: %w", id, err)
-	}
-	return a.withClocks(ctx, p, out)
 }
 
 // ClassifyIncidentDORA records the DORA classification form and its
@@ -1119,14 +1108,9 @@ func (a *App) ClassifyIncidentDORA(ctx context.Context, id string, in DORAInput)
 	if err := ve.Err(); err != nil {
 		return nil, err
 	}
-	var out *Incident
-	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		before, err := a.store.GetIncident(ctx, p.OrgID, id)
-		if err != nil {
-			return err
-		}
+	return a.changeIncident(ctx, p, id, "classify incident %s", func(ctx context.Context, before *Incident) (*Incident, *Mutation, error) {
 		if at.Before(before.AwareAt) {
-			return Invalid("classifiedAt", CodeInvalid, at.Format(time.RFC3339), "classifiedAt must not be before the incident's awareAt")
+			return nil, nil, Invalid("classifiedAt", CodeInvalid, at.Format(time.RFC3339), "classifiedAt must not be before the incident's awareAt")
 		}
 		criteria, critical, met, major, reasoning := ClassifyDORA(in)
 		in.ClassifiedAt = Ptr(at.Format(time.RFC3339Nano))
@@ -1143,26 +1127,15 @@ func (a *App) ClassifyIncidentDORA(ctx context.Context, id string, in DORAInput)
 		inc.DORAClassification = c
 		inc.UpdatedAt = a.Now()
 		if err := a.store.UpdateIncident(ctx, p.OrgID, &inc); err != nil {
-			return err
+			return nil, nil, err
 		}
 		result := "undetermined"
 		if major != nil {
 			result = map[bool]string{true: "major", false: "not major"}[*major]
 		}
 		if err := a.timeline(ctx, p, id, at, "classification", "DORA classification: "+result+". "+strings.Join(reasoning, " ")); err != nil {
-			return err
+			return nil, nil, err
 		}
-		if err := a.record(ctx, Mutation{Action: "classified", ResourceType: "incident", ResourceID: id, Before: before, After: &inc}); err != nil {
-			return err
-		}
-		if err := a.syncReports(ctx, p.OrgID, &inc); err != nil {
-			return err
-		}
-		out = &inc
-		return nil
+		return &inc, &Mutation{Action: "classified"}, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("classify incident %s: %w", id, err)
-	}
-	return a.withClocks(ctx, p, out)
 }
