@@ -124,16 +124,7 @@ func PlanReports(inc *Incident, prof *IncidentProfile, sent map[string]SentTimes
 		if !contains(inc.ConfirmedRegimes, r) {
 			continue
 		}
-		switch r {
-		case RegimeNIS2:
-			out = append(out, planNIS2(inc, sent)...)
-		case RegimeDORA:
-			out = append(out, planDORA(inc, sent)...)
-		case RegimeGDPR:
-			out = append(out, planGDPR(inc, prof)...)
-		case RegimeCRA:
-			out = append(out, planCRA(inc, sent)...)
-		}
+		out = append(out, regimePlanners[r](inc, prof, sent)...)
 	}
 	for i := range out {
 		if s, ok := sent[out[i].Key()]; ok && s.First != nil {
@@ -141,6 +132,22 @@ func PlanReports(inc *Incident, prof *IncidentProfile, sent map[string]SentTimes
 		}
 	}
 	return out
+}
+
+// regimePlanners plan the reports of each regime.
+var regimePlanners = map[string]func(*Incident, *IncidentProfile, map[string]SentTimes) []ReportPlan{
+	RegimeNIS2: func(inc *Incident, _ *IncidentProfile, sent map[string]SentTimes) []ReportPlan {
+		return planNIS2(inc, sent)
+	},
+	RegimeDORA: func(inc *Incident, _ *IncidentProfile, sent map[string]SentTimes) []ReportPlan {
+		return planDORA(inc, sent)
+	},
+	RegimeGDPR: func(inc *Incident, prof *IncidentProfile, _ map[string]SentTimes) []ReportPlan {
+		return planGDPR(inc, prof)
+	},
+	RegimeCRA: func(inc *Incident, _ *IncidentProfile, sent map[string]SentTimes) []ReportPlan {
+		return planCRA(inc, sent)
+	},
 }
 
 func contains(list []string, s string) bool {

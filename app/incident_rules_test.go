@@ -387,3 +387,15 @@ func fmtBool(b *bool) string {
 	}
 	return "false"
 }
+
+// Every regime a person can confirm has a planner for its reports.
+func TestEveryRegimeHasAPlanner(t *testing.T) {
+	for _, r := range IncidentRegimes {
+		if regimePlanners[r] == nil {
+			t.Errorf("regime %s has no report planner", r)
+		}
+	}
+	if len(regimePlanners) != len(IncidentRegimes) {
+		t.Errorf("%d planners for %d regimes", len(regimePlanners), len(IncidentRegimes))
+	}
+}
