@@ -65,13 +65,6 @@ func writeCSV(w http.ResponseWriter, name string, now time.Time, header []string
 	return nil
 }
 
-func derefStr(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
 func optTime(t *time.Time) string {
 	if t == nil {
 		return ""
@@ -102,8 +95,8 @@ func (s *Server) vendorsCSV(w http.ResponseWriter, r *http.Request, v *view, f a
 				assignee = names[*vd.AssigneeID]
 			}
 			rows = append(rows, []string{vd.ID, vd.Name, vd.Category, vd.Criticality, vd.Status, vd.DPAStatus,
-				strconv.FormatBool(vd.ProcessesPersonalData), strconv.FormatBool(vd.ICTService), derefStr(vd.Country),
-				derefStr(vd.Website), derefStr(vd.ContactEmail), assignee, score, derefStr(vd.NextReviewDue), optTime(vd.LastReviewedAt),
+				strconv.FormatBool(vd.ProcessesPersonalData), strconv.FormatBool(vd.ICTService), deref(vd.Country),
+				deref(vd.Website), deref(vd.ContactEmail), assignee, score, deref(vd.NextReviewDue), optTime(vd.LastReviewedAt),
 				optTime(vd.ArchivedAt), vd.CreatedAt.UTC().Format(time.RFC3339)})
 		}
 		if len(l.Items) < app.MaxPerPage || page*app.MaxPerPage >= l.Total {
