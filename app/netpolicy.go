@@ -2,8 +2,10 @@ package app
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
+	"syscall"
 )
 
 // DefaultDeniedNetworks are refused as webhook targets unless a network in
@@ -115,6 +117,31 @@ func (p *NetworkPolicy) CheckHost(host string) error {
 	}
 	if !p.Allowed(ip) {
 		return fmt.Errorf("%s is in a network webhooks may not reach", ip)
+	}
+	return nil
+}
+
+// DeniedAddressError is a connection the policy refused.
+type DeniedAddressError struct{ Addr netip.Addr }
+
+func (e *DeniedAddressError) Error() string {
+	return fmt.Sprintf("refused to connect to %s: the address is in a network outbound connections may not reach", e.Addr)
+}
+
+// DialControl is a net.Dialer Control function enforcing the policy on the
+// address actually dialled, after name resolution: a name that resolves to
+// a denied address is refused however it was spelled.
+func (p *NetworkPolicy) DialControl(_, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return fmt.Errorf("unexpected dial address %q", address)
+	}
+	if !p.Allowed(ip) {
+		return &DeniedAddressError{Addr: ip.Unmap()}
 	}
 	return nil
 }
