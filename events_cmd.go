@@ -48,6 +48,12 @@ func scheduledJobs(e *env, o app.DeliveryOptions) []app.Job {
 		})},
 		// Every five minutes: the shortest statutory clock is DORA's four
 		// hours, and its last reminder comes one hour before the due time.
+		// Every 30 seconds: queued e-mail goes out promptly; retries wait
+		// for their backoff (app.DeliverMail).
+		{Name: "deliver_mail", Interval: 30 * time.Second, Run: discardCount(func(ctx context.Context) (int64, error) {
+			n, err := e.app.DeliverMail(ctx)
+			return int64(n), err
+		}), Unrecorded: true},
 		{Name: "remind_incident_deadlines", Interval: 5 * time.Minute, Run: discardCount(func(ctx context.Context) (int64, error) {
 			n, err := e.app.RemindIncidentDeadlines(ctx)
 			return int64(n), err

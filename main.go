@@ -74,8 +74,9 @@ func rootCmd() *cobra.Command {
 	_ = v.BindPFlag("data_dir", root.PersistentFlags().Lookup("data-dir"))
 
 	setWebhookDefaults(v)
+	setMailDefaults(v)
 	setBackupDefaults(v)
-	root.AddCommand(serveCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), restoreCmd(v), doctorCmd(v),
+	root.AddCommand(serveCmd(v), mailCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), restoreCmd(v), doctorCmd(v),
 		auditCmd(v))
 	return root
 }
@@ -157,6 +158,10 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 		EnterpriseBurst: v.GetInt("enterprise_burst"),
 	})
 	if err := configureWebhooks(v, dir, a); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := configureMail(v, a); err != nil {
 		db.Close()
 		return nil, err
 	}

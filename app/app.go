@@ -59,6 +59,7 @@ type Store interface {
 	SearchStore
 	EvidenceLibraryStore
 	OnboardingStore
+	MailStore
 }
 
 // Config holds the service-level settings.
@@ -82,6 +83,7 @@ type App struct {
 	// metrics receives measurements of background work (SetMetrics).
 	metrics Metrics
 	search  searchState
+	mailer  MailSender // nil: mail is not configured (SetMailer)
 }
 
 // New builds the services over a store. now may be nil for time.Now.

@@ -37,6 +37,7 @@ const (
 	PrefixIncidentReport   = "irp"
 	PrefixIncidentVersion  = "irv"
 	PrefixIncidentTimeline = "itl"
+	PrefixMail             = "eml"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
