@@ -543,4 +543,5 @@ func BenchmarkGitHubRun1000Repos(b *testing.B) {
 			b.Fatalf("%d outcomes", n)
 		}
 	}
+	b.ReportMetric(float64(f.requests.Load())/float64(b.N), "requests/op")
 }
