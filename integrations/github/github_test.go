@@ -235,6 +235,17 @@ func TestTestReportsUnknownOrganizationAndScopes(t *testing.T) {
 	if !res.Success || !strings.Contains(res.Message, "missing for some checks: read:org") {
 		t.Errorf("scopes: %+v", res)
 	}
+	f.override = func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path == "/user" { // an installation token may not read /user
+			writeJSON(w, http.StatusForbidden, map[string]string{"message": "Resource not accessible by integration", "documentation_url": "https://docs.github.com/rest/users/users#get-the-authenticated-user", "status": "403"})
+			return true
+		}
+		return false
+	}
+	res = p.Test(context.Background(), target(srv.URL, nil))
+	if !res.Success || res.Account != "acme-corp" {
+		t.Errorf("installation token: %+v", res)
+	}
 	res = p.Test(context.Background(), app.ConnectionTarget{Credentials: map[string]string{"token": testToken}})
 	if res.Success || !strings.Contains(res.Message, "no organization") {
 		t.Errorf("no org: %+v", res)
@@ -493,6 +504,28 @@ func TestTimeoutAndCancellation(t *testing.T) {
 	cancel()
 	if err := New(srv.Client()).Run(ctx, target(srv.URL, nil), nil, &sink{}); err == nil {
 		t.Error("cancelled run returned no error")
+	}
+
+	// Cancelled halfway: the run stops, the unfinished checks say so.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	f.override = func(w http.ResponseWriter, r *http.Request) bool {
+		if strings.HasSuffix(r.URL.Path, "/vulnerability-alerts") {
+			cancel()
+		}
+		return false
+	}
+	s = &sink{}
+	if err := New(srv.Client()).Run(ctx, target(srv.URL, nil), []string{CheckDependabotAlerts}, s); err != nil {
+		t.Fatal(err)
+	}
+	if o := s.find(t, CheckDependabotAlerts, "acme-corp"); o.Status != app.CheckError || !strings.Contains(o.Message, "run stopped") {
+		t.Errorf("%s %q", o.Status, o.Message)
+	}
+
+	srv.Close()
+	if res := New(client).Test(context.Background(), target(srv.URL, nil)); res.Success || !strings.Contains(res.Message, "could not be asked") {
+		t.Errorf("unreachable: %+v", res)
 	}
 }
 
