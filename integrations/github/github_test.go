@@ -253,11 +253,17 @@ func TestTestReportsUnknownOrganizationAndScopes(t *testing.T) {
 }
 
 func TestTwoFactorFilterForbidden(t *testing.T) {
+	for _, status := range []int{http.StatusForbidden, http.StatusUnprocessableEntity} {
+		t.Run(http.StatusText(status), func(t *testing.T) { testTwoFactorFilterRefused(t, status) })
+	}
+}
+
+func testTwoFactorFilterRefused(t *testing.T, status int) {
 	f := newFake(t)
 	f.org2FA = nil // not an owner: GitHub leaves the field out
 	f.override = func(w http.ResponseWriter, r *http.Request) bool {
 		if r.URL.Query().Get("filter") == "2fa_disabled" {
-			f.writeRaw(w, http.StatusForbidden, "error_2fa_filter_forbidden.json")
+			f.writeRaw(w, status, "error_2fa_filter_forbidden.json")
 			return true
 		}
 		return false
@@ -269,7 +275,7 @@ func TestTwoFactorFilterForbidden(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := s.find(t, CheckMembersWithout2FA, "acme-corp")
-	if o.Status != app.CheckError || !strings.Contains(o.Message, "only organization owners") || !strings.Contains(o.Message, "Must be an owner") {
+	if o.Status != app.CheckError || !strings.Contains(o.Message, "only organization owners") || !strings.Contains(o.Message, "Only owners can use this filter") {
 		t.Errorf("2fa filter: %s %q", o.Status, o.Message)
 	}
 	if o := s.find(t, CheckOrg2FARequired, "acme-corp"); o.Status != app.CheckError {
@@ -509,14 +515,17 @@ func TestTimeoutAndCancellation(t *testing.T) {
 	// Cancelled halfway: the run stops, the unfinished checks say so.
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
-	f.override = func(w http.ResponseWriter, r *http.Request) bool {
+	f2 := newFake(t)
+	f2.override = func(w http.ResponseWriter, r *http.Request) bool {
 		if strings.HasSuffix(r.URL.Path, "/vulnerability-alerts") {
 			cancel()
 		}
 		return false
 	}
+	srv2 := f2.server()
+	defer srv2.Close()
 	s = &sink{}
-	if err := New(srv.Client()).Run(ctx, target(srv.URL, nil), []string{CheckDependabotAlerts}, s); err != nil {
+	if err := New(srv2.Client()).Run(ctx, target(srv2.URL, nil), []string{CheckDependabotAlerts}, s); err != nil {
 		t.Fatal(err)
 	}
 	if o := s.find(t, CheckDependabotAlerts, "acme-corp"); o.Status != app.CheckError || !strings.Contains(o.Message, "run stopped") {
