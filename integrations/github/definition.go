@@ -37,7 +37,7 @@ var definition = app.ProviderDefinition{
 	AuthStrategy: app.ProviderAuthAPIKey,
 	Credentials: []app.CredentialField{
 		{Key: "token", Label: "Access token", Type: "password", Secret: true, Required: true,
-			Help: "A fine-grained or classic personal access token, or a GitHub App installation token, of an organization owner. Classic scopes: read:org, repo (or public_repo for public repositories only). Fine-grained: organization Members and Administration read, repository Administration, Metadata and Dependabot alerts read."},
+			Help: "A fine-grained or classic personal access token, or a GitHub App installation token, of an organization owner. Classic scopes: read:org, repo (or public_repo for public repositories only). Fine-grained: organization Members and Administration read, repository Administration and Metadata read."},
 		{Key: "baseUrl", Label: "API base URL", Type: "url", Required: false, Placeholder: DefaultBaseURL,
 			Help: "Leave empty for github.com. GitHub Enterprise Server: https://HOST/api/v3."},
 	},
