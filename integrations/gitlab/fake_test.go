@@ -19,12 +19,18 @@ import (
 
 const testToken = "glpat-TESTTOKENnotreal0123456789"
 
+var fixtures sync.Map // name -> []byte, read once
+
 func fixture(t testing.TB, name string) []byte {
 	t.Helper()
+	if b, ok := fixtures.Load(name); ok {
+		return b.([]byte)
+	}
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
+	fixtures.Store(name, b)
 	return b
 }
 

@@ -326,3 +326,28 @@ func TestTimeoutAndTokenRedaction(t *testing.T) {
 		t.Errorf("%s %q", o.Status, o.Message)
 	}
 }
+
+func BenchmarkGitLabRun1000Projects(b *testing.B) {
+	f := newFake(b)
+	f.projects = f.projects[:0]
+	for i := 0; i < 1000; i++ {
+		f.projects = append(f.projects, fakeProject{id: int64(1000 + i), path: fmt.Sprintf("acme/platform/p-%04d", i), branch: "main",
+			protections: []fakeProtection{{name: "main", push: []int{40, 30, 0}[i%3]}}, approvals: i % 2, premium: true})
+	}
+	srv := f.server()
+	defer srv.Close()
+	p := New(srv.Client())
+	tg := target(srv.URL, nil)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s := &sink{}
+		if err := p.Run(context.Background(), tg, nil, s); err != nil {
+			b.Fatal(err)
+		}
+		if n := len(s.of(CheckProtectedDefaultBranch)); n != 1000 {
+			b.Fatalf("%d outcomes", n)
+		}
+	}
+	b.ReportMetric(float64(f.requests.Load())/float64(b.N), "requests/op")
+}
