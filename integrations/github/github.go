@@ -163,12 +163,10 @@ type user struct {
 }
 
 type organization struct {
-	Login                        string `json:"login"`
-	ID                           int64  `json:"id"`
-	Name                         string `json:"name"`
-	TwoFactorRequirementEnabled  *bool  `json:"two_factor_requirement_enabled"`
-	MembersCanCreatePublicRepos  *bool  `json:"members_can_create_public_repositories"`
-	DefaultRepositoryPermissions string `json:"default_repository_permission"`
+	Login                       string `json:"login"`
+	ID                          int64  `json:"id"`
+	Name                        string `json:"name"`
+	TwoFactorRequirementEnabled *bool  `json:"two_factor_requirement_enabled"`
 }
 
 type status struct {

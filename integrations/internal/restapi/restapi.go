@@ -186,7 +186,7 @@ func (c *Client) GetJSON(ctx context.Context, path string, v any) (*Response, er
 }
 
 // sameOrigin reports whether u may receive the credential: only the API's
-// own scheme and host do, so a next link or redirect elsewhere is refused.
+// own scheme and host do, so a next-page link elsewhere is refused.
 func (c *Client) sameOrigin(u *url.URL) bool {
 	return strings.EqualFold(u.Scheme, c.Base.Scheme) && strings.EqualFold(u.Host, c.Base.Host)
 }
