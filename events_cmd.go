@@ -54,6 +54,16 @@ func scheduledJobs(e *env, o app.DeliveryOptions) []app.Job {
 			n, err := e.app.DeliverMail(ctx)
 			return int64(n), err
 		}), Unrecorded: true},
+		// Every minute: events become notifications (mailed at once or
+		// kept for the digest); once a day the digests go out.
+		{Name: "notify", Interval: time.Minute, Run: discardCount(func(ctx context.Context) (int64, error) {
+			n, err := e.app.Notify(ctx)
+			return int64(n), err
+		}), Unrecorded: true},
+		{Name: "send_digests", Interval: 24 * time.Hour, Run: discardCount(func(ctx context.Context) (int64, error) {
+			n, err := e.app.SendDigests(ctx)
+			return int64(n), err
+		})},
 		{Name: "remind_incident_deadlines", Interval: 5 * time.Minute, Run: discardCount(func(ctx context.Context) (int64, error) {
 			n, err := e.app.RemindIncidentDeadlines(ctx)
 			return int64(n), err

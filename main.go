@@ -156,6 +156,7 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 	a := app.NewWithFiles(db, files, nil, log, app.Config{
 		EnterpriseRate:  v.GetInt("enterprise_rate_per_minute"),
 		EnterpriseBurst: v.GetInt("enterprise_burst"),
+		PublicURL:       v.GetString("public_url"),
 	})
 	if err := configureWebhooks(v, dir, a); err != nil {
 		db.Close()

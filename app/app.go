@@ -60,6 +60,7 @@ type Store interface {
 	EvidenceLibraryStore
 	OnboardingStore
 	MailStore
+	NotificationStore
 }
 
 // Config holds the service-level settings.
@@ -67,6 +68,9 @@ type Config struct {
 	// EnterpriseRate and EnterpriseBurst are the enterprise plan's rate limit.
 	EnterpriseRate  int
 	EnterpriseBurst int
+	// PublicURL is the appliance's external URL (public_url), for links
+	// in e-mail; empty: links are paths.
+	PublicURL string
 }
 
 // App is the set of services. Handlers, the CLI and the UI call these.

@@ -38,6 +38,7 @@ const (
 	PrefixIncidentVersion  = "irv"
 	PrefixIncidentTimeline = "itl"
 	PrefixMail             = "eml"
+	PrefixNotification     = "ntf"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

@@ -456,7 +456,10 @@ func (db *DB) PurgeEvents(ctx context.Context, before time.Time) (int64, error) 
 	cut := ts(before)
 	for {
 		var cursor, newest int64
-		if err := db.w.QueryRowContext(ctx, `SELECT (SELECT last_seq FROM webhook_cursor WHERE id = 1),
+		// Events are kept until both readers of the log, webhook dispatch
+		// and the notify job, are past them.
+		if err := db.w.QueryRowContext(ctx, `SELECT min((SELECT last_seq FROM webhook_cursor WHERE id = 1),
+			coalesce((SELECT last_seq FROM notify_cursor WHERE id = 1), 0)),
 			(SELECT coalesce(max(seq), 0) FROM events)`).Scan(&cursor, &newest); err != nil {
 			return total, fmt.Errorf("purge events: %w", mapErr(err))
 		}

@@ -202,22 +202,31 @@ func TestPurgeEvents(t *testing.T) {
 		name          string
 		olds, recents int
 		cursor        int64
+		notifyCursor  int64 // the notify job's cursor; 0: at cursor
 		wantDeleted   int64
 		wantLeft      int
 		wantFirstSeq  int64
 	}{
-		{"fanned out and old", 10, 2, 12, 10, 2, 11},
-		{"not yet fanned out stays", 10, 2, 5, 5, 7, 6},
-		{"nothing fanned out", 10, 0, 0, 0, 10, 1},
-		{"the newest stays", 10, 0, 10, 9, 1, 10},
-		{"recent stays", 0, 5, 5, 0, 5, 1},
-		{"several batches", 2*purgeEventsBatch + 7, 1, 2*purgeEventsBatch + 8, 2*purgeEventsBatch + 7, 1, 2*purgeEventsBatch + 8},
+		{"fanned out and old", 10, 2, 12, 0, 10, 2, 11},
+		{"not yet fanned out stays", 10, 2, 5, 0, 5, 7, 6},
+		{"not yet notified stays", 10, 2, 12, 4, 4, 8, 5},
+		{"nothing fanned out", 10, 0, 0, 0, 0, 10, 1},
+		{"the newest stays", 10, 0, 10, 0, 9, 1, 10},
+		{"recent stays", 0, 5, 5, 0, 0, 5, 1},
+		{"several batches", 2*purgeEventsBatch + 7, 1, 2*purgeEventsBatch + 8, 0, 2*purgeEventsBatch + 7, 1, 2*purgeEventsBatch + 8},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			db := seed(t, c.olds, c.recents)
 			if err := db.SetWebhookCursor(ctx, c.cursor); err != nil {
+				t.Fatal(err)
+			}
+			nc := c.notifyCursor
+			if nc == 0 {
+				nc = c.cursor
+			}
+			if err := db.SetNotifyCursor(ctx, nc); err != nil {
 				t.Fatal(err)
 			}
 			n, err := db.PurgeEvents(ctx, cut)

@@ -50,20 +50,20 @@ func TestUINavigationPerRole(t *testing.T) {
 		"Trust":      {"/trust-settings", "/questionnaires", "/knowledge-base", "/csrd"},
 		"People":     {"/people"},
 		"Settings": {"/settings", "/context", "/variables", "/api-keys", "/webhooks", "/oauth-apps",
-			"/connected-apps", "/audit-log"},
+			"/connected-apps", "/notifications", "/audit-log"},
 	}
 	all := []string{"Overview", "Compliance", "Risk", "Trust", "People", "Settings"}
 	auditor := map[string][]string{}
 	for k, v := range manager {
 		auditor[k] = v
 	}
-	auditor["Settings"] = []string{"/settings", "/context", "/variables", "/connected-apps", "/audit-log"}
+	auditor["Settings"] = []string{"/settings", "/context", "/variables", "/connected-apps", "/notifications", "/audit-log"}
 	employee := map[string][]string{
 		"Overview":   {"/"},
 		"Compliance": {"/frameworks", "/controls", "/evidence", "/policies", "/tasks"},
 		"Risk":       {"/risks", "/vendors", "/findings", "/incidents"},
 		"People":     {"/people"},
-		"Settings":   {"/settings", "/connected-apps"},
+		"Settings":   {"/settings", "/connected-apps", "/notifications"},
 	}
 	for _, tc := range []struct {
 		role, email string

@@ -63,6 +63,7 @@ var (
 			{"webhooks", "/webhooks", "Webhooks", canManage},
 			{"oauth-apps", "/oauth-apps", "OAuth apps", canKeys},
 			{"connected-apps", "/connected-apps", "Connected apps", everyone},
+			{"notifications", "/notifications", "Notifications", everyone},
 			{"audit", "/audit-log", "Audit log", canAudit},
 		}},
 	}

@@ -35,6 +35,7 @@ var uiSections = map[string]bool{
 	"audit-log":         true,
 	"brand.css":         true,
 	"connected-apps":    true,
+	"notifications":     true,
 	"context":           true,
 	"controls":          true,
 	"csrd":              true,

@@ -58,6 +58,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiSOATrustRoutes(page)
 	s.uiMoreRoutes(page)
 	s.uiQuestionnaireRoutes(page)
+	s.uiNotificationRoutes(page)
 	s.uiAnswerRoutes(page)
 	s.uiPeopleRoutes(page)
 	s.uiCommentRoutes(page)
