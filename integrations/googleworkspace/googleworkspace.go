@@ -8,7 +8,9 @@ package googleworkspace
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -154,6 +156,9 @@ func (p *Provider) parse(c app.ConnectionTarget) (*settings, error) {
 	if key.Type != "service_account" || key.ClientEmail == "" || key.PrivateKey == "" {
 		return nil, &fieldError{"serviceAccountJson", `must be a service account's key file (type "service_account" with client_email and private_key)`}
 	}
+	if !validKey(key.PrivateKey) {
+		return nil, &fieldError{"serviceAccountJson", "private_key is not a PEM RSA private key"}
+	}
 	s := &settings{secrets: []string{raw, key.PrivateKey}}
 	v := c.Variables
 	s.adminEmail = strings.TrimSpace(v["adminEmail"])
@@ -189,6 +194,20 @@ func (p *Provider) parse(c app.ConnectionTarget) (*settings, error) {
 		return oauth2.ReuseTokenSource(nil, cfg.TokenSource(ctx))
 	}}
 	return s, nil
+}
+
+// validKey reports whether the key file's private key can sign, so a
+// damaged key is named at once rather than at the first token request.
+func validKey(p string) bool {
+	b, _ := pem.Decode([]byte(p))
+	if b == nil {
+		return false
+	}
+	if _, err := x509.ParsePKCS8PrivateKey(b.Bytes); err == nil {
+		return true
+	}
+	_, err := x509.ParsePKCS1PrivateKey(b.Bytes)
+	return err == nil
 }
 
 // session is one run's signed-in state.

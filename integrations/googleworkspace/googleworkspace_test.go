@@ -287,6 +287,8 @@ func TestConnect(t *testing.T) {
 		{"bad domain", "", map[string]string{"domain": "-x"}, "", false, "domain:"},
 		{"no key", "", nil, " ", false, "serviceAccountJson: is required"},
 		{"not json", "", nil, "-----BEGIN PRIVATE KEY-----", false, "serviceAccountJson: is not a JSON key file"},
+		{"damaged key", "", nil, `{"type":"service_account","client_email":"a@b.iam.gserviceaccount.com","private_key":"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n","token_uri":"https://oauth2.googleapis.com/token"}`, false, "private_key is not a PEM RSA private key"},
+		{"http token uri", "", nil, "http", false, "token_uri must be an https URL"},
 		{"not a service account", "", nil, `{"type":"authorized_user","client_id":"x","client_secret":"y"}`, false, "must be a service account"},
 	}
 	_, pk := key(t)
@@ -296,7 +298,9 @@ func TestConnect(t *testing.T) {
 			f := newFake(t)
 			f.mode.Store(tc.mode)
 			target := f.target(tc.vars)
-			if tc.creds != "" {
+			if tc.creds == "http" {
+				target.Credentials["serviceAccountJson"] = strings.Replace(target.Credentials["serviceAccountJson"], `"token_uri":"https://`, `"token_uri":"http://`, 1)
+			} else if tc.creds != "" {
 				target.Credentials["serviceAccountJson"] = tc.creds
 			}
 			r := f.provider().Test(context.Background(), target)
