@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -293,6 +294,12 @@ func TestConnect(t *testing.T) {
 			if strings.Contains(r.Message, clientSecret) || strings.Contains(r.Account, clientSecret) {
 				t.Fatalf("the message shows the secret: %q", r.Message)
 			}
+			if !tc.success {
+				err := f.provider().Users(context.Background(), tg, func(app.DirectoryUser) error { return nil })
+				if err == nil || strings.Contains(err.Error(), clientSecret) {
+					t.Fatalf("Users: %v", err)
+				}
+			}
 		})
 	}
 }
@@ -381,6 +388,8 @@ func BenchmarkUsers10000(b *testing.B) {
 	}
 	p := f.provider(WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	tg := target(nil)
+	var heap heapPeak
+	defer heap.report(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -390,6 +399,7 @@ func BenchmarkUsers10000(b *testing.B) {
 				return errors.New("no MFA status")
 			}
 			n++
+			heap.sample()
 			return nil
 		}); err != nil {
 			b.Fatal(err)
@@ -399,3 +409,19 @@ func BenchmarkUsers10000(b *testing.B) {
 		}
 	}
 }
+
+// heapPeak samples the heap in use every 500 users of a listing.
+type heapPeak struct {
+	n    int
+	peak uint64
+}
+
+func (h *heapPeak) sample() {
+	if h.n++; h.n%500 == 0 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		h.peak = max(h.peak, ms.HeapInuse)
+	}
+}
+
+func (h *heapPeak) report(b *testing.B) { b.ReportMetric(float64(h.peak)/(1<<20), "peak-heap-MiB") }

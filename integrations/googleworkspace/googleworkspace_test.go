@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -311,6 +312,12 @@ func TestConnect(t *testing.T) {
 			if strings.Contains(r.Message, body) || strings.Contains(r.Account, body) || strings.Contains(r.Message, "PRIVATE KEY") {
 				t.Fatalf("the message shows the key: %q", r.Message)
 			}
+			if !tc.success {
+				err := f.provider().Users(context.Background(), target, func(app.DirectoryUser) error { return nil })
+				if err == nil || strings.Contains(err.Error(), body) || strings.Contains(err.Error(), "PRIVATE KEY") {
+					t.Fatalf("Users: %v", err)
+				}
+			}
 		})
 	}
 }
@@ -417,20 +424,38 @@ func BenchmarkUsers10000(b *testing.B) {
 		f.pages[token], _ = json.Marshal(page)
 	}
 	p, target := f.provider(), f.target(nil)
+	var heap heapPeak
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		n := 0
-		if err := p.Users(context.Background(), target, func(app.DirectoryUser) error { n++; return nil }); err != nil {
+		if err := p.Users(context.Background(), target, func(app.DirectoryUser) error { n++; heap.sample(); return nil }); err != nil {
 			b.Fatal(err)
 		}
 		if n != 10000 {
 			b.Fatalf("%d users", n)
 		}
 	}
+	heap.report(b)
 }
 
 type userPageFixture struct {
 	Users         []map[string]any `json:"users"`
 	NextPageToken string           `json:"nextPageToken,omitempty"`
 }
+
+// heapPeak samples the heap in use every 500 users of a listing.
+type heapPeak struct {
+	n    int
+	peak uint64
+}
+
+func (h *heapPeak) sample() {
+	if h.n++; h.n%500 == 0 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		h.peak = max(h.peak, ms.HeapInuse)
+	}
+}
+
+func (h *heapPeak) report(b *testing.B) { b.ReportMetric(float64(h.peak)/(1<<20), "peak-heap-MiB") }

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -325,6 +326,12 @@ func TestConnect(t *testing.T) {
 			if strings.Contains(r.Message, apiToken) || strings.Contains(r.Account, apiToken) {
 				t.Fatalf("the message shows the token: %q", r.Message)
 			}
+			if !tc.success {
+				err := f.provider().Users(context.Background(), tg, func(app.DirectoryUser) error { return nil })
+				if err == nil || strings.Contains(err.Error(), apiToken) {
+					t.Fatalf("Users: %v", err)
+				}
+			}
 		})
 	}
 }
@@ -430,16 +437,34 @@ func BenchmarkUsers10000(b *testing.B) {
 	for _, factors := range []string{"true", "false"} {
 		b.Run("checkFactors="+factors, func(b *testing.B) {
 			tg := f.target(map[string]string{"checkFactors": factors})
+			var heap heapPeak
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				n := 0
-				if err := p.Users(context.Background(), tg, func(app.DirectoryUser) error { n++; return nil }); err != nil {
+				if err := p.Users(context.Background(), tg, func(app.DirectoryUser) error { n++; heap.sample(); return nil }); err != nil {
 					b.Fatal(err)
 				}
 				if n != 10000 {
 					b.Fatalf("%d users", n)
 				}
 			}
+			heap.report(b)
 		})
 	}
 }
+
+// heapPeak samples the heap in use every 500 users of a listing.
+type heapPeak struct {
+	n    int
+	peak uint64
+}
+
+func (h *heapPeak) sample() {
+	if h.n++; h.n%500 == 0 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		h.peak = max(h.peak, ms.HeapInuse)
+	}
+}
+
+func (h *heapPeak) report(b *testing.B) { b.ReportMetric(float64(h.peak)/(1<<20), "peak-heap-MiB") }
