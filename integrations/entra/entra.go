@@ -226,7 +226,9 @@ func (e *statusError) Error() string {
 		m += ": " + e.msg
 	}
 	switch e.status {
-	case http.StatusUnauthorized, http.StatusForbidden:
+	case http.StatusUnauthorized:
+		m += " (check the tenant, the application ID and the secret)"
+	case http.StatusForbidden:
 		m += " (check that the app registration has the application permission " + PermissionUsers + " with admin consent)"
 	}
 	return m

@@ -263,8 +263,10 @@ func (ss *session) get(ctx context.Context, path string, q url.Values, out any) 
 		}
 		msg := ss.message(res)
 		switch {
-		case res.Status == http.StatusUnauthorized || res.Status == http.StatusForbidden:
-			return errors.New("Google refused the request (" + strconv.Itoa(res.Status) + "): " + msg)
+		case res.Status == http.StatusUnauthorized:
+			return errors.New("Google refused the request (401): " + msg)
+		case res.Status == http.StatusForbidden:
+			return errors.New("Google refused the request (403): " + msg + " (adminEmail must be an administrator allowed to read users of this customer or domain)")
 		case res.Status == http.StatusNotFound || res.Status == http.StatusBadRequest:
 			return errors.New("Google refused the request (" + strconv.Itoa(res.Status) + "): " + msg + " (check the customer ID or domain)")
 		case (res.Status == http.StatusTooManyRequests || res.Status >= 500) && attempt < maxRetries:
