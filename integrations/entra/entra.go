@@ -36,12 +36,21 @@ const (
 	PermissionMFA   = "AuditLog.Read.All"
 )
 
+// Clouds are the Microsoft clouds a tenant can live in, each with its
+// sign-in and Graph hosts.
+var clouds = map[string][2]string{
+	"global":        {"https://login.microsoftonline.com", "https://graph.microsoft.com"},
+	"us_government": {"https://login.microsoftonline.us", "https://graph.microsoft.us"},
+	"us_dod":        {"https://login.microsoftonline.us", "https://dod-graph.microsoft.us"},
+	"china":         {"https://login.chinacloudapi.cn", "https://microsoftgraph.chinacloudapi.cn"},
+}
+
+var cloudNames = []string{"global", "us_government", "us_dod", "china"}
+
 const (
-	defaultLoginURL = "https://login.microsoftonline.com"
-	defaultGraphURL = "https://graph.microsoft.com"
-	pageSize        = 999 // Graph's maximum for users
-	maxRetries      = 6
-	waitBudget      = 3 * time.Minute
+	pageSize   = 999 // Graph's maximum for users
+	maxRetries = 6
+	waitBudget = 3 * time.Minute
 	// maxMFAEntries bounds the MFA map (id → registered): about 100 bytes
 	// an entry, 50 MiB at the bound.
 	maxMFAEntries = 500000
@@ -50,8 +59,8 @@ const (
 // Provider is the Microsoft Entra ID directory provider.
 type Provider struct {
 	client   *http.Client
-	loginURL string
-	graphURL *url.URL
+	loginURL string   // overrides the cloud's when set
+	graphURL *url.URL // overrides the cloud's when set
 	log      *slog.Logger
 	maxPages int
 	maxBody  int64
@@ -63,13 +72,13 @@ var _ app.DirectoryProvider = (*Provider)(nil)
 // Option changes a Provider.
 type Option func(*Provider)
 
-// WithLoginURL replaces https://login.microsoftonline.com (a national
-// cloud, a test server).
+// WithLoginURL replaces the cloud's sign-in host (a test server, a
+// private endpoint).
 func WithLoginURL(u string) Option {
 	return func(p *Provider) { p.loginURL = strings.TrimRight(u, "/") }
 }
 
-// WithGraphURL replaces https://graph.microsoft.com.
+// WithGraphURL replaces the cloud's Graph host.
 func WithGraphURL(u string) Option {
 	return func(p *Provider) {
 		if g, err := url.Parse(strings.TrimRight(u, "/")); err == nil {
@@ -87,8 +96,7 @@ func New(client *http.Client, opts ...Option) *Provider {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	g, _ := url.Parse(defaultGraphURL)
-	p := &Provider{client: client, loginURL: defaultLoginURL, graphURL: g, log: slog.Default(), maxPages: rest.MaxPages, maxBody: rest.MaxBody, now: time.Now}
+	p := &Provider{client: client, log: slog.Default(), maxPages: rest.MaxPages, maxBody: rest.MaxBody, now: time.Now}
 	for _, o := range opts {
 		o(p)
 	}
@@ -114,6 +122,8 @@ func (p *Provider) Definition() app.ProviderDefinition {
 				Help: "The secret's value (not its ID)."},
 		},
 		Variables: []app.ProviderVariable{
+			{Key: "cloud", Label: "Microsoft cloud", Type: "select", Default: "global", Options: cloudNames,
+				Help: "global (login.microsoftonline.com, graph.microsoft.com), us_government (GCC High), us_dod, or china (21Vianet)."},
 			{Key: "checkMfa", Label: "Read MFA registration", Type: "boolean", Default: "true",
 				Help: "Reads the authentication-methods report (needs " + PermissionMFA + " and Entra ID P1 or P2). Without it, two-factor status is unknown."},
 			{Key: "includeManager", Label: "Read each user's manager", Type: "boolean", Default: "false"},
@@ -127,6 +137,7 @@ func (p *Provider) Definition() app.ProviderDefinition {
 
 type settings struct {
 	tenant, clientID, secret  string
+	cloud                     string
 	checkMFA, manager, guests bool
 }
 
@@ -169,6 +180,13 @@ func parse(c app.ConnectionTarget) (*settings, error) {
 	case strings.TrimSpace(s.secret) == "":
 		return nil, &fieldError{"clientSecret", "is required"}
 	}
+	s.cloud = strings.TrimSpace(c.Variables["cloud"])
+	if s.cloud == "" {
+		s.cloud = "global"
+	}
+	if _, ok := clouds[s.cloud]; !ok {
+		return nil, &fieldError{"cloud", "must be one of " + strings.Join(cloudNames, ", ")}
+	}
 	var err error
 	if s.checkMFA, err = boolVar(c.Variables, "checkMfa", true); err != nil {
 		return nil, err
@@ -186,20 +204,29 @@ func parse(c app.ConnectionTarget) (*settings, error) {
 type session struct {
 	p      *Provider
 	s      *settings
+	graph  *url.URL
+	token  string // the token endpoint
 	tokens oauth2.TokenSource
 	waited time.Duration
 }
 
 func (p *Provider) session(ctx context.Context, s *settings) *session {
+	login, graph := clouds[s.cloud][0], p.graphURL
+	if p.loginURL != "" {
+		login = p.loginURL
+	}
+	if graph == nil {
+		graph, _ = url.Parse(clouds[s.cloud][1])
+	}
 	cc := &clientcredentials.Config{
 		ClientID:     s.clientID,
 		ClientSecret: s.secret,
-		TokenURL:     p.loginURL + "/" + url.PathEscape(s.tenant) + "/oauth2/v2.0/token",
-		Scopes:       []string{p.graphURL.Scheme + "://" + p.graphURL.Host + "/.default"},
+		TokenURL:     login + "/" + url.PathEscape(s.tenant) + "/oauth2/v2.0/token",
+		Scopes:       []string{graph.Scheme + "://" + graph.Host + "/.default"},
 		AuthStyle:    oauth2.AuthStyleInParams,
 	}
 	tctx := context.WithValue(ctx, oauth2.HTTPClient, p.client)
-	return &session{p: p, s: s, tokens: oauth2.ReuseTokenSource(nil, cc.TokenSource(tctx))}
+	return &session{p: p, s: s, graph: graph, token: cc.TokenURL, tokens: oauth2.ReuseTokenSource(nil, cc.TokenSource(tctx))}
 }
 
 // graphError is Graph's error body.
@@ -238,7 +265,7 @@ func (e *statusError) Error() string {
 // link) and decodes a 200 answer into out. 429 and 503/504 are retried as
 // Retry-After says, within the run's wait budget.
 func (ss *session) get(ctx context.Context, target string, out any) error {
-	u, ok := rest.SameOrigin(ss.p.graphURL, target)
+	u, ok := rest.SameOrigin(ss.graph, target)
 	if !ok {
 		return fmt.Errorf("Microsoft Graph gave a next-page link to another host (%q): the listing is stopped", rest.Clip(target, 80))
 	}
@@ -311,7 +338,7 @@ func (ss *session) tokenError(ctx context.Context, err error) error {
 }
 
 func (ss *session) url(path string, q url.Values) string {
-	u := *ss.p.graphURL
+	u := *ss.graph
 	u.Path = strings.TrimRight(u.Path, "/") + path
 	// Graph's $-parameters are read literally; encode the rest.
 	u.RawQuery = strings.ReplaceAll(q.Encode(), "%24", "$")

@@ -257,6 +257,30 @@ func TestMFARefused(t *testing.T) {
 	}
 }
 
+// TestClouds: each cloud signs in and reads Graph on its own hosts.
+func TestClouds(t *testing.T) {
+	p := New(nil)
+	for cloud, hosts := range map[string][2]string{
+		"":              {"https://login.microsoftonline.com", "https://graph.microsoft.com"},
+		"us_government": {"https://login.microsoftonline.us", "https://graph.microsoft.us"},
+		"us_dod":        {"https://login.microsoftonline.us", "https://dod-graph.microsoft.us"},
+		"china":         {"https://login.chinacloudapi.cn", "https://microsoftgraph.chinacloudapi.cn"},
+	} {
+		login, graph := hosts[0], hosts[1]
+		s, err := parse(target(map[string]string{"cloud": cloud}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss := p.session(context.Background(), s)
+		if want := login + "/" + tenantID + "/oauth2/v2.0/token"; ss.token != want {
+			t.Errorf("cloud %q: token from %s, want %s", cloud, ss.token, want)
+		}
+		if got := ss.url("/v1.0/users", nil); got != graph+"/v1.0/users" {
+			t.Errorf("cloud %q: users at %s, want Graph %s", cloud, got, graph)
+		}
+	}
+}
+
 // TestConnect covers Test's answers; no message shows the secret.
 func TestConnect(t *testing.T) {
 	t.Parallel()
@@ -276,6 +300,7 @@ func TestConnect(t *testing.T) {
 		{"bad tenant", "", map[string]string{"tenantId": "../common"}, nil, false, "tenantId: must be"},
 		{"bad client", "", map[string]string{"clientId": "app"}, nil, false, "clientId: must be"},
 		{"no secret", "", map[string]string{"clientSecret": " "}, nil, false, "clientSecret: is required"},
+		{"bad cloud", "", nil, map[string]string{"cloud": "mars"}, false, "cloud: must be one of global"},
 		{"bad bool", "", nil, map[string]string{"checkMfa": "yes"}, false, "checkMfa: must be true or false"},
 	}
 	for _, tc := range cases {
