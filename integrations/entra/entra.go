@@ -5,8 +5,9 @@
 // MFA registration from the authentication-methods report. It implements
 // app.DirectoryProvider.
 //
-// Graph is called over plain REST: the official SDK (msgraph-sdk-go) would
-// add tens of megabytes to the binary for the two list calls used here.
+// Graph is called over plain REST: the official SDK (msgraph-sdk-go
+// v1.89.0) is a 194 MB module whose models package alone compiles to a
+// 300 MB archive, for the two list calls used here.
 package entra
 
 import (
