@@ -75,6 +75,7 @@ func rootCmd() *cobra.Command {
 
 	setWebhookDefaults(v)
 	setBackupDefaults(v)
+	setPentestDefaults(v)
 	root.AddCommand(serveCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), restoreCmd(v), doctorCmd(v),
 		auditCmd(v))
 	return root
@@ -160,6 +161,7 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 		db.Close()
 		return nil, err
 	}
+	configurePentests(v, a)
 	a.ConfigureAuth(app.AuthConfig{
 		SessionIdle:          v.GetDuration("session_idle_timeout"),
 		SessionAbsolute:      v.GetDuration("session_absolute_timeout"),
@@ -276,6 +278,9 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			runner := e.app.NewScheduler(append(scheduledJobs(e, deliverer.Options()), bjobs...)...)
 			runner.Start(jobCtx)
 			deliverer.Start(jobCtx)
+			if err := e.app.StartPentests(jobCtx); err != nil {
+				log.Error("start pentests", slog.Any("error", err))
+			}
 			errc := make(chan error, 3)
 			if certs != nil {
 				go func() { errc <- hs.ServeTLS(ln, "", "") }()
@@ -305,6 +310,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 				stopJobs()
 				runner.Wait()
 				deliverer.Wait()
+				e.app.WaitPentests()
 				return err
 			case <-ctx.Done():
 			}
@@ -326,6 +332,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			stopJobs()
 			runner.Wait()
 			deliverer.Wait()
+			e.app.WaitPentests()
 			if err := e.app.FlushKeyUsage(sctx); err != nil {
 				log.Warn("flush key usage", slog.Any("error", err))
 			}

@@ -59,6 +59,7 @@ type Store interface {
 	SearchStore
 	EvidenceLibraryStore
 	OnboardingStore
+	PentestStore
 }
 
 // Config holds the service-level settings.
@@ -82,6 +83,8 @@ type App struct {
 	// metrics receives measurements of background work (SetMetrics).
 	metrics Metrics
 	search  searchState
+	// pentests is the penetration-test runner (ConfigurePentests).
+	pentests pentestState
 }
 
 // New builds the services over a store. now may be nil for time.Now.

@@ -37,6 +37,12 @@ const (
 	PrefixIncidentReport   = "irp"
 	PrefixIncidentVersion  = "irv"
 	PrefixIncidentTimeline = "itl"
+	// PrefixPentestRun starts a security penetration test's id,
+	// PrefixPentestTarget an allowlist entry's, PrefixPentestIssue an
+	// issue's (stable across runs of one target).
+	PrefixPentestRun    = "pen"
+	PrefixPentestTarget = "ptg"
+	PrefixPentestIssue  = "pti"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

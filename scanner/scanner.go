@@ -158,7 +158,11 @@ func (sc *Scanner) Scan(ctx context.Context, req app.ScanRequest) (*app.ScanResu
 				s.add(issue("ports.risky_service", s.hostPort(p.Port), fmt.Sprintf("%s (port %d) accepted a connection; banner: %q", name, p.Port, p.Banner)))
 			}
 			if s.req.Event != nil {
-				s.req.Event("port.open", fmt.Sprintf("port %d open %s", p.Port, p.Banner))
+				msg := fmt.Sprintf("port %d open", p.Port)
+				if p.Banner != "" {
+					msg += ": " + p.Banner
+				}
+				s.req.Event("port.open", msg)
 			}
 		}
 		status(app.CheckPorts, "ran", fmt.Sprintf("%d ports tried, %d open", len(ports), len(open)))
