@@ -32,6 +32,12 @@ func (s *scan) fetch(ctx context.Context, method, target string, hdr map[string]
 	if err != nil {
 		return nil, err
 	}
+	// Every request counts against the target's rate, whether or not it
+	// opens a new connection.
+	if err := s.limiter.Wait(ctx); err != nil {
+		return nil, err
+	}
+	s.requests.Add(1)
 	req.Header.Set("User-Agent", "compliance-scanner/1")
 	for k, v := range hdr {
 		req.Header.Set(k, v)
