@@ -35,6 +35,7 @@ func scheduledJobs(e *env, o app.DeliveryOptions) []app.Job {
 			return err
 		}},
 		{Name: "purge_sessions", Interval: time.Hour, Run: e.app.PurgeSessions},
+		pentestJob(e.app),
 		{Name: "purge_oauth_tokens", Interval: time.Hour, Run: e.app.PurgeOAuthTokens},
 		// Hourly: evidence.expiring fires within the hour evidence enters the
 		// 30-day window, and a control whose evidence lapsed leaves

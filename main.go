@@ -76,6 +76,7 @@ func rootCmd() *cobra.Command {
 	setWebhookDefaults(v)
 	setMailDefaults(v)
 	setBackupDefaults(v)
+	setPentestDefaults(v)
 	root.AddCommand(serveCmd(v), mailCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), restoreCmd(v), doctorCmd(v),
 		auditCmd(v))
 	return root
@@ -166,6 +167,7 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 		db.Close()
 		return nil, err
 	}
+	configurePentests(v, a)
 	a.ConfigureAuth(app.AuthConfig{
 		SessionIdle:          v.GetDuration("session_idle_timeout"),
 		SessionAbsolute:      v.GetDuration("session_absolute_timeout"),
@@ -282,6 +284,9 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			runner := e.app.NewScheduler(append(scheduledJobs(e, deliverer.Options()), bjobs...)...)
 			runner.Start(jobCtx)
 			deliverer.Start(jobCtx)
+			if err := e.app.StartPentests(jobCtx); err != nil {
+				log.Error("start pentests", slog.Any("error", err))
+			}
 			errc := make(chan error, 3)
 			if certs != nil {
 				go func() { errc <- hs.ServeTLS(ln, "", "") }()
@@ -311,6 +316,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 				stopJobs()
 				runner.Wait()
 				deliverer.Wait()
+				e.app.WaitPentests()
 				return err
 			case <-ctx.Done():
 			}
@@ -332,6 +338,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			stopJobs()
 			runner.Wait()
 			deliverer.Wait()
+			e.app.WaitPentests()
 			if err := e.app.FlushKeyUsage(sctx); err != nil {
 				log.Warn("flush key usage", slog.Any("error", err))
 			}

@@ -61,6 +61,7 @@ type Store interface {
 	OnboardingStore
 	MailStore
 	NotificationStore
+	PentestStore
 }
 
 // Config holds the service-level settings.
@@ -88,6 +89,8 @@ type App struct {
 	metrics Metrics
 	search  searchState
 	mailer  MailSender // nil: mail is not configured (SetMailer)
+	// pentests is the penetration-test runner (ConfigurePentests).
+	pentests pentestState
 }
 
 // New builds the services over a store. now may be nil for time.Now.

@@ -39,6 +39,12 @@ const (
 	PrefixIncidentTimeline = "itl"
 	PrefixMail             = "eml"
 	PrefixNotification     = "ntf"
+	// PrefixPentestRun starts a security penetration test's id,
+	// PrefixPentestTarget an allowlist entry's, PrefixPentestIssue an
+	// issue's (stable across runs of one target).
+	PrefixPentestRun    = "pen"
+	PrefixPentestTarget = "ptg"
+	PrefixPentestIssue  = "pti"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

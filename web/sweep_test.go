@@ -208,6 +208,30 @@ var sweepFixtures = []sweepFixture{
 			}
 			return reports[0]["id"].(string)
 		}},
+	// Penetration tests: an allowlist entry, a completed run of the
+	// loopback fixture site, and one of its issues.
+	{kind: "pentest_target", names: []string{"pentest-targets"}, prefix: app.PrefixPentestTarget,
+		create: func(e *testEnv, org string, _ func(string) string) string {
+			return sweepCreate(e, org, "/v1/pentest-targets", map[string]any{"value": "127.0.0.1"})
+		}},
+	{kind: "pentest", names: []string{"security-penetration-tests", "runId"}, prefix: app.PrefixPentestRun,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			ref("pentest_target")
+			site := newPentestSite(e.t)
+			e.enablePentests(app.PentestConfig{}, site)
+			id := sweepCreate(e, org, "/v1/security-penetration-tests", map[string]any{"targetUrl": site.srv.URL, "scanDepth": "quick",
+				"checks": []string{"exposed_files"}})
+			e.waitPentest(org, id)
+			return id
+		}},
+	{kind: "pentest_issue", names: []string{"issueId"}, prefix: app.PrefixPentestIssue,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			issues := list(e.t, e.do("GET", "/v1/security-penetration-tests/"+ref("pentest")+"/issues", sweepKey(e, org), nil))
+			if len(issues) == 0 {
+				e.t.Fatal("pentest issue fixture: no issues")
+			}
+			return issues[0]["id"].(string)
+		}},
 	// The public portal and its links are addressed by slug and token, not
 	// by the caller's organization: public operations are shared.
 	// The Statement of Applicability is addressed by a built-in catalog

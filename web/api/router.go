@@ -36,4 +36,5 @@ func (s *Server) routes() {
 	s.trustRoutes(s.Handle)
 	s.searchRoutes(s.Handle)
 	s.notificationRoutes(s.Handle)
+	s.pentestRoutes(s.Handle)
 }

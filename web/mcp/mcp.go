@@ -37,11 +37,14 @@ func (s *Server) mcpTools(srv *mcp.Server) {
 	addTool(s, srv, "list_expiring_evidence", "List evidence that expires within the next days (default 30), soonest first.", false, s.toolListExpiringEvidence)
 	addTool(s, srv, "list_incidents", "List incidents with their statutory reporting clocks (NIS2, DORA, GDPR, CRA), with optional status, type, regime and overdue filters.", false, s.toolListIncidents)
 	addTool(s, srv, "get_incident", "Get one incident by id (inc_...) with its reporting clocks: each report's due time, start event, legal basis and status.", false, s.toolGetIncident)
+	addTool(s, srv, "list_pentests", "List security penetration tests (newest first) with status, progress and issue counts; optional targetUrl and status filters. Owners, admins and auditors.", false, s.toolListPentests)
+	addTool(s, srv, "get_pentest_report", "Get a completed penetration test's report by id (pen_...): the run, its issues grouped by severity with CVSS scores, evidence and remediation.", false, s.toolGetPentestReport)
 }
 
 // mcpToolNames lists the tools in the manifest, in mcpTools order.
 var mcpToolNames = []string{"list_vendors", "get_vendor", "create_vendor", "list_people", "get_organization",
-	"compliance_status", "list_controls", "get_control", "list_findings", "create_finding", "list_expiring_evidence", "list_incidents", "get_incident"}
+	"compliance_status", "list_controls", "get_control", "list_findings", "create_finding", "list_expiring_evidence", "list_incidents", "get_incident",
+	"list_pentests", "get_pentest_report"}
 
 // addTool registers a tool whose errors come back as tool errors with the
 // same code and client-safe message as the REST API. Writing tools need the
@@ -368,4 +371,26 @@ func (s *Server) toolListIncidents(ctx context.Context, in listIncidentsIn) (lis
 
 func (s *Server) toolGetIncident(ctx context.Context, in idIn) (*app.Incident, error) {
 	return s.app.GetIncident(ctx, in.ID)
+}
+
+type listPentestsIn struct {
+	pageIn
+	TargetURL string `json:"targetUrl,omitempty" jsonschema:"the tests of one target URL (its scheme, host and port)"`
+	Status    string `json:"status,omitempty" jsonschema:"queued, running, completed, failed, cancelled or interrupted"`
+}
+
+func (s *Server) toolListPentests(ctx context.Context, in listPentestsIn) (listOut[app.PentestRun], error) {
+	pg, err := in.page()
+	if err != nil {
+		return listOut[app.PentestRun]{}, err
+	}
+	l, err := s.app.ListPentests(ctx, in.TargetURL, in.Status, pg)
+	if err != nil {
+		return listOut[app.PentestRun]{}, err
+	}
+	return listOut[app.PentestRun]{Data: l.Items, Meta: httpx.NewMeta(pg, l.Total)}, nil
+}
+
+func (s *Server) toolGetPentestReport(ctx context.Context, in idIn) (*app.PentestReport, error) {
+	return s.app.PentestReport(ctx, in.ID)
 }

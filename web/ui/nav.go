@@ -46,6 +46,9 @@ var (
 			{"findings", "/findings", "Findings", everyone},
 			{"incidents", "/incidents", "Incidents", everyone},
 		}},
+		{"Automation", []navItem{
+			{"pentests", "/pentests", "Penetration tests", staff},
+		}},
 		{"Trust", []navItem{
 			{"trust", "/trust-settings", "Trust portal", staff},
 			{"questionnaires", "/questionnaires", "Questionnaires", staff},

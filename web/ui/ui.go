@@ -45,6 +45,7 @@ var uiSections = map[string]bool{
 	"findings":          true,
 	"frameworks":        true,
 	"incidents":         true,
+	"pentests":          true,
 	"jobs":              true,
 	"knowledge-base":    true,
 	"login":             true,
