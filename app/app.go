@@ -59,6 +59,7 @@ type Store interface {
 	SearchStore
 	EvidenceLibraryStore
 	OnboardingStore
+	AssistantStore
 }
 
 // Config holds the service-level settings.
@@ -82,6 +83,8 @@ type App struct {
 	// metrics receives measurements of background work (SetMetrics).
 	metrics Metrics
 	search  searchState
+	// assistant holds the assistant's language model, when configured.
+	assistant assistantState
 }
 
 // New builds the services over a store. now may be nil for time.Now.

@@ -37,6 +37,10 @@ const (
 	PrefixIncidentReport   = "irp"
 	PrefixIncidentVersion  = "irv"
 	PrefixIncidentTimeline = "itl"
+	// PrefixAssistantSession and PrefixAssistantMessage identify the
+	// assistant's conversations and their messages.
+	PrefixAssistantSession = "asn"
+	PrefixAssistantMessage = "amg"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
