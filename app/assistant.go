@@ -62,8 +62,8 @@ type AssistantSession struct {
 	UpdatedAt    time.Time          `json:"updatedAt"`
 	EndedAt      *time.Time         `json:"endedAt"`
 	Messages     []AssistantMessage `json:"messages,omitempty"`
-	// OwnerID is the person (or the API key acting for nobody) whose
-	// conversation it is; Kind tells chat sessions from the history.
+	// OwnerID is the person (or, for API keys acting for nobody, the
+	// keys of one role) whose conversation it is; Kind tells chat sessions from the history.
 	OwnerID string `json:"-"`
 	Kind    string `json:"-"`
 }
@@ -199,17 +199,31 @@ func assistantPrincipal(ctx context.Context) (*Principal, string, error) {
 	if !p.Can(CapSelfService) && !p.Can(CapReview) {
 		return nil, "", Errorf(ErrForbidden, "the %s role may not use the assistant with this credential", p.Role)
 	}
-	owner := p.UserID
-	if owner == "" {
-		owner = p.ActorID()
-	}
-	return p, owner, nil
+	return p, assistantOwner(p), nil
 }
 
-// assistantReader is assistantPrincipal for reads: auditor keys may read
-// nothing here either, since they own no conversation.
+// assistantOwner is whose conversations the principal reads and writes:
+// the person acting, else, for an API key acting for nobody, the
+// organization's keys of the same role (they read the same records, so
+// sharing their conversations shows none of them anything new).
+func assistantOwner(p *Principal) string {
+	switch {
+	case p.UserID != "":
+		return p.UserID
+	case p.AuthType == AuthAPIKey:
+		return "keys:" + string(p.Role)
+	}
+	return p.ActorID()
+}
+
+// assistantReader is the principal and conversation owner for reads:
+// everyone reads their own conversations (an auditor key has none).
 func assistantReader(ctx context.Context) (*Principal, string, error) {
-	return assistantPrincipal(ctx)
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	return p, assistantOwner(p), nil
 }
 
 // StartAssistantSession starts a conversation.
