@@ -71,6 +71,9 @@ func rootCmd() *cobra.Command {
 	v.SetDefault("tls_cert_file", "")
 	v.SetDefault("tls_key_file", "")
 	v.SetDefault("tls_redirect_addr", "")
+	v.SetDefault("assistant.model.stream", true)
+	v.SetDefault("assistant.model.timeout", "60s")
+	v.SetDefault("assistant.model.max_tokens", 1024)
 	_ = v.BindPFlag("data_dir", root.PersistentFlags().Lookup("data-dir"))
 
 	setWebhookDefaults(v)
@@ -157,6 +160,10 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 		EnterpriseBurst: v.GetInt("enterprise_burst"),
 	})
 	if err := configureWebhooks(v, dir, a); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := configureAssistant(v, a, log); err != nil {
 		db.Close()
 		return nil, err
 	}
