@@ -204,7 +204,7 @@ var assistantIntents = []assistantIntent{
 		}},
 	{Name: "vendors", Tool: "list_vendors",
 		Match: func(a *App, ctx context.Context, q string) (map[string]any, bool) {
-			if !has(q, "vendor", "supplier", "third part", "processor", "provider") || asksAboutText(q) {
+			if !has(q, "vendor", "supplier", "third part", "processors", "sub-processor", "subprocessor") || asksAboutText(q) {
 				return nil, false
 			}
 			args := map[string]any{}
@@ -302,7 +302,7 @@ var assistantIntents = []assistantIntent{
 		}},
 	{Name: "policy_acknowledgements", Tool: "policy_acknowledgements",
 		Match: func(a *App, ctx context.Context, q string) (map[string]any, bool) {
-			if has(q, "acknowledg", "acknowledged", "signed the polic", "sign-off", "attest", "read and accepted") {
+			if has(q, "acknowledg", "signed the polic", "sign-off", "signed off", "attested", "read and accepted") {
 				return map[string]any{}, true
 			}
 			return nil, false
@@ -503,10 +503,11 @@ var retrievalTypes = []string{SearchKB, SearchPolicy, SearchControl, SearchRequi
 
 // assistantStopwords are left out of retrieval queries: question words and words
 // every record has.
-var assistantStopwords = set("a an and or of to in on for with by is are was were be been being do does did what which who whom whose when where why how " +
+var assistantStopwords = set("a an the and or of to in on for with by is are was were be been being do does did what which who whom whose when where why how " +
 	"our we us you your my i me it its this that these those there their they them say says said about tell show list give find any all " +
 	"have has had can could should would will shall may might must not no yes please from as at into than then so if some " +
-	"organization organisation company records")
+	"organization organisation company records place approach explain regarding know anything something get use used " +
+	"describe does doing done")
 
 // synonyms expand a term into phrases that say the same.
 var synonyms = map[string][]string{
@@ -514,6 +515,10 @@ var synonyms = map[string][]string{
 	"sso": {"single sign on"}, "dpa": {"data processing agreement"}, "pii": {"personal data"},
 	"bcp": {"business continuity"}, "dr": {"disaster recovery"}, "byod": {"bring your own device"},
 	"vpn": {"virtual private network"}, "siem": {"security information"}, "pentest": {"penetration test"},
+	"mdm": {"mobile device management"}, "edr": {"endpoint detection"}, "iam": {"identity and access management"},
+	"dlp": {"data loss prevention"}, "kms": {"key management"}, "dpo": {"data protection officer"},
+	"isms": {"information security management"}, "sdlc": {"development lifecycle"}, "rbac": {"role based access"},
+	"pam": {"privileged access"}, "rto": {"recovery time"}, "rpo": {"recovery point"},
 }
 
 // retrievalMatch builds the full-text expression of a question: its
