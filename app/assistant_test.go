@@ -242,19 +242,30 @@ func labelledQuestions() (qs []string, truth []int) {
 // distractors entries) and returns the entries' ids by subject.
 func seedRetrieval(tb testing.TB, e *assistantEnv, extra int) []string {
 	tb.Helper()
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	w.Write([]string{"question", "answer", "tags", "source"})
-	for _, s := range subjects {
-		w.Write([]string{"Describe your " + s.name + ".", "Our " + s.name + ": " + s.detail + ".", "", "FAQ"})
+	importRows := func(rows [][]string) []*app.KBEntry {
+		var buf bytes.Buffer
+		w := csv.NewWriter(&buf)
+		w.Write([]string{"question", "answer", "tags", "source"})
+		w.WriteAll(rows)
+		return must(e.a.ImportKBEntriesCSV(e.ctx, &buf))
 	}
+	var rows [][]string
+	for _, s := range subjects {
+		rows = append(rows, []string{"Describe your " + s.name + ".", "Our " + s.name + ": " + s.detail + ".", "", "FAQ"})
+	}
+	entries := importRows(rows)
+	// Distractors: the same subjects asked about other products, in
+	// batches (an import takes at most 5,000 rows).
+	rows = nil
 	for i := 0; i < extra; i++ {
 		s := subjects[i%len(subjects)]
 		a := aspects[i%len(aspects)]
-		w.Write([]string{fmt.Sprintf(a.kb, fmt.Sprintf("%s for product line %d", s.name, i)), fmt.Sprintf(a.answer, "product line "+fmt.Sprint(i), s.detail), "", "FAQ"})
+		rows = append(rows, []string{fmt.Sprintf(a.kb, fmt.Sprintf("%s for product line %d", s.name, i)), fmt.Sprintf(a.answer, "product line "+fmt.Sprint(i), s.detail), "", "FAQ"})
+		if len(rows) == 4000 || i == extra-1 {
+			importRows(rows)
+			rows = nil
+		}
 	}
-	w.Flush()
-	entries := must(e.a.ImportKBEntriesCSV(e.ctx, &buf))
 	ids := make([]string, len(subjects))
 	for i := range subjects {
 		ids[i] = entries[i].ID
