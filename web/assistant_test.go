@@ -344,7 +344,10 @@ func TestAssistantModelFailuresFallBack(t *testing.T) {
 		notice string
 	}{
 		{"malformed tool arguments", jsonToolCalls([2]string{"list_vendors", `{"country": "US"`}), "malformed arguments"},
-		{"garbage", func(w http.ResponseWriter) { w.Header().Set("Content-Type", "application/json"); io.WriteString(w, "<html>not json") }, "could not be used"},
+		{"garbage", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, "<html>not json")
+		}, "could not be used"},
 		{"garbage stream", func(w http.ResponseWriter) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"Hal")
