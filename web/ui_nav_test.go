@@ -44,7 +44,7 @@ func TestUINavigationPerRole(t *testing.T) {
 	e := newTestServer(t)
 	f := e.uiFixture("Acme")
 	manager := map[string][]string{
-		"Overview":   {"/"},
+		"Overview":   {"/", "/assistant"},
 		"Compliance": {"/frameworks", "/controls", "/evidence", "/soa", "/policies", "/tasks"},
 		"Risk":       {"/risks", "/vendors", "/findings", "/incidents"},
 		"Trust":      {"/trust-settings", "/questionnaires", "/knowledge-base", "/csrd"},
@@ -59,7 +59,7 @@ func TestUINavigationPerRole(t *testing.T) {
 	}
 	auditor["Settings"] = []string{"/settings", "/context", "/variables", "/connected-apps", "/audit-log"}
 	employee := map[string][]string{
-		"Overview":   {"/"},
+		"Overview":   {"/", "/assistant"},
 		"Compliance": {"/frameworks", "/controls", "/evidence", "/policies", "/tasks"},
 		"Risk":       {"/risks", "/vendors", "/findings", "/incidents"},
 		"People":     {"/people"},
