@@ -598,3 +598,14 @@ func truncateRunes(s string, n int) string {
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
 }
+
+// AskAssistant answers one question without storing a conversation (the
+// MCP tool ask_assistant): the same answer as a message in a session, with
+// its sources; tool calls are audited.
+func (a *App) AskAssistant(ctx context.Context, question string) (*AssistantMessage, error) {
+	role := AssistantUser
+	if _, err := validQuestion(AssistantMessageInput{Text: &question}); err != nil {
+		return nil, err
+	}
+	return a.Complete(ctx, AssistantCompletionInput{Messages: &[]AssistantHistoryMessageInput{{Role: &role, Text: &question}}}, nil)
+}

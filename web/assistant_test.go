@@ -435,3 +435,20 @@ func TestAssistantModelInjection(t *testing.T) {
 		t.Fatalf("audited tool calls: %d %v", recs.Total, err)
 	}
 }
+
+// TestAssistantMCPTool: ask_assistant answers with sources; the auditor
+// key (read-only) is refused like on the REST routes.
+func TestAssistantMCPTool(t *testing.T) {
+	e := newTestServer(t)
+	org := e.org("MCP assistant", app.PlanEnterprise)
+	owner := e.key(org, app.RoleOwner)
+	wantStatus(t, e.do("POST", "/v1/vendors", owner, map[string]any{"name": "Cloudy Analytics", "country": "US", "processesPersonalData": true, "transferMechanism": "scc"}), http.StatusCreated)
+	cs := mcpSession(t, e, http.Header{"X-Api-Key": {owner}})
+	out, isErr := callTool(t, cs, "ask_assistant", map[string]any{"question": "Which vendors process personal data outside the EU?"})
+	if isErr || out["intent"] != "vendors" || len(out["sources"].([]any)) != 1 {
+		t.Fatalf("ask_assistant: %v", out)
+	}
+	if _, isErr := callTool(t, cs, "ask_assistant", map[string]any{"question": ""}); !isErr {
+		t.Error("an empty question was answered")
+	}
+}

@@ -37,11 +37,12 @@ func (s *Server) mcpTools(srv *mcp.Server) {
 	addTool(s, srv, "list_expiring_evidence", "List evidence that expires within the next days (default 30), soonest first.", false, s.toolListExpiringEvidence)
 	addTool(s, srv, "list_incidents", "List incidents with their statutory reporting clocks (NIS2, DORA, GDPR, CRA), with optional status, type, regime and overdue filters.", false, s.toolListIncidents)
 	addTool(s, srv, "get_incident", "Get one incident by id (inc_...) with its reporting clocks: each report's due time, start event, legal basis and status.", false, s.toolGetIncident)
+	addTool(s, srv, "ask_assistant", "Ask the compliance assistant a question in plain words (controls without evidence, expiring evidence, vendors, risks, findings, overdue work, what a policy says); the answer names the records it came from.", false, s.toolAskAssistant)
 }
 
 // mcpToolNames lists the tools in the manifest, in mcpTools order.
 var mcpToolNames = []string{"list_vendors", "get_vendor", "create_vendor", "list_people", "get_organization",
-	"compliance_status", "list_controls", "get_control", "list_findings", "create_finding", "list_expiring_evidence", "list_incidents", "get_incident"}
+	"compliance_status", "list_controls", "get_control", "list_findings", "create_finding", "list_expiring_evidence", "list_incidents", "get_incident", "ask_assistant"}
 
 // addTool registers a tool whose errors come back as tool errors with the
 // same code and client-safe message as the REST API. Writing tools need the
@@ -368,4 +369,12 @@ func (s *Server) toolListIncidents(ctx context.Context, in listIncidentsIn) (lis
 
 func (s *Server) toolGetIncident(ctx context.Context, in idIn) (*app.Incident, error) {
 	return s.app.GetIncident(ctx, in.ID)
+}
+
+type askIn struct {
+	Question string `json:"question" jsonschema:"the question, at most 4000 characters"`
+}
+
+func (s *Server) toolAskAssistant(ctx context.Context, in askIn) (*app.AssistantMessage, error) {
+	return s.app.AskAssistant(ctx, in.Question)
 }
