@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -60,9 +61,21 @@ var daysRe = regexp.MustCompile(`(\d{1,3})\s*days?`)
 // severities and bands as words in a question.
 var severityWords = []string{"critical", "high", "medium", "low", "informational"}
 
+// wordRes caches the whole-word patterns of firstWord and hasWord.
+var wordRes sync.Map
+
+// hasWord reports whether q holds w as a whole word.
+func hasWord(q, w string) bool {
+	re, ok := wordRes.Load(w)
+	if !ok {
+		re, _ = wordRes.LoadOrStore(w, regexp.MustCompile(`\b`+regexp.QuoteMeta(w)+`\b`))
+	}
+	return re.(*regexp.Regexp).MatchString(q)
+}
+
 func firstWord(q string, words []string) string {
 	for _, w := range words {
-		if regexp.MustCompile(`\b` + w + `\b`).MatchString(q) {
+		if hasWord(q, w) {
 			return w
 		}
 	}
@@ -217,9 +230,11 @@ var assistantIntents = []assistantIntent{
 			if c := firstWord(q, []string{"critical", "important"}); c != "" {
 				args["criticality"] = c
 			}
+			// The country named first in the question.
+			at := len(q)
 			for name, code := range countryNames {
-				if regexp.MustCompile(`\b` + name + `\b`).MatchString(q) {
-					args["country"] = code
+				if i := strings.Index(q, name); i >= 0 && i < at && hasWord(q, name) {
+					at, args["country"] = i, code
 				}
 			}
 			return args, true
