@@ -128,6 +128,7 @@ func TestAssistantOfflineIntents(t *testing.T) {
 		{"Which evidence expires in the next 30 days?", "expiring_evidence", nil, nil},
 		{"What are our framework scores?", "framework_scores", []string{res.Framework.ID}, nil},
 		{"Which vendors process personal data outside the EU?", "vendors", []string{usPD}, []string{dePD, usNo}},
+		{"Which suppliers are in Germany?", "vendors", []string{dePD}, []string{usPD, usNo}},
 		{"Show critical risks", "risks", nil, []string{low}},
 		{"Which risks are high?", "risks", nil, []string{low, high}},
 		{"List open high findings", "findings", []string{fHigh}, []string{fLow}},
