@@ -71,6 +71,9 @@ func rootCmd() *cobra.Command {
 	v.SetDefault("tls_cert_file", "")
 	v.SetDefault("tls_key_file", "")
 	v.SetDefault("tls_redirect_addr", "")
+	v.SetDefault("assistant.model.stream", true)
+	v.SetDefault("assistant.model.timeout", "60s")
+	v.SetDefault("assistant.model.max_tokens", 1024)
 	_ = v.BindPFlag("data_dir", root.PersistentFlags().Lookup("data-dir"))
 
 	setWebhookDefaults(v)
@@ -168,6 +171,10 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 		return nil, err
 	}
 	configurePentests(v, a)
+	if err := configureAssistant(v, a, log); err != nil {
+		db.Close()
+		return nil, err
+	}
 	a.ConfigureAuth(app.AuthConfig{
 		SessionIdle:          v.GetDuration("session_idle_timeout"),
 		SessionAbsolute:      v.GetDuration("session_absolute_timeout"),

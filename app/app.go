@@ -62,6 +62,7 @@ type Store interface {
 	MailStore
 	NotificationStore
 	PentestStore
+	AssistantStore
 }
 
 // Config holds the service-level settings.
@@ -91,6 +92,8 @@ type App struct {
 	mailer  MailSender // nil: mail is not configured (SetMailer)
 	// pentests is the penetration-test runner (ConfigurePentests).
 	pentests pentestState
+	// assistant holds the assistant's language model, when configured.
+	assistant assistantState
 }
 
 // New builds the services over a store. now may be nil for time.Now.

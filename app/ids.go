@@ -45,6 +45,10 @@ const (
 	PrefixPentestRun    = "pen"
 	PrefixPentestTarget = "ptg"
 	PrefixPentestIssue  = "pti"
+	// PrefixAssistantSession and PrefixAssistantMessage identify the
+	// assistant's conversations and their messages.
+	PrefixAssistantSession = "asn"
+	PrefixAssistantMessage = "amg"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

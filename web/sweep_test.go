@@ -271,6 +271,13 @@ var sweepFixtures = []sweepFixture{
 			}
 			return tok
 		}},
+	// Assistant sessions belong to who started them; a key acting for
+	// nobody shares them with the organization's keys of its role, so one
+	// started by an owner key is A's owner key's own.
+	{kind: "assistant_session", names: []string{"sessions", "sessionId"}, prefix: app.PrefixAssistantSession,
+		create: func(e *testEnv, org string, _ func(string) string) string {
+			return sweepCreate(e, org, "/v1/assistant-chat/sessions", map[string]any{"title": "Sweep session"})
+		}},
 }
 
 // sweepKeys caches one owner key per organization for fixtures made

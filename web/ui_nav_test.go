@@ -44,7 +44,7 @@ func TestUINavigationPerRole(t *testing.T) {
 	e := newTestServer(t)
 	f := e.uiFixture("Acme")
 	manager := map[string][]string{
-		"Overview":   {"/"},
+		"Overview":   {"/", "/assistant"},
 		"Compliance": {"/frameworks", "/controls", "/evidence", "/soa", "/policies", "/tasks"},
 		"Risk":       {"/risks", "/vendors", "/findings", "/incidents"},
 		"Automation": {"/pentests"},
@@ -60,7 +60,7 @@ func TestUINavigationPerRole(t *testing.T) {
 	}
 	auditor["Settings"] = []string{"/settings", "/context", "/variables", "/connected-apps", "/notifications", "/audit-log"}
 	employee := map[string][]string{
-		"Overview":   {"/"},
+		"Overview":   {"/", "/assistant"},
 		"Compliance": {"/frameworks", "/controls", "/evidence", "/policies", "/tasks"},
 		"Risk":       {"/risks", "/vendors", "/findings", "/incidents"},
 		"People":     {"/people"},

@@ -37,4 +37,5 @@ func (s *Server) routes() {
 	s.searchRoutes(s.Handle)
 	s.notificationRoutes(s.Handle)
 	s.pentestRoutes(s.Handle)
+	s.assistantRoutes(s.Handle)
 }

@@ -39,12 +39,13 @@ func (s *Server) mcpTools(srv *mcp.Server) {
 	addTool(s, srv, "get_incident", "Get one incident by id (inc_...) with its reporting clocks: each report's due time, start event, legal basis and status.", false, s.toolGetIncident)
 	addTool(s, srv, "list_pentests", "List security penetration tests (newest first) with status, progress and issue counts; optional targetUrl and status filters. Owners, admins and auditors.", false, s.toolListPentests)
 	addTool(s, srv, "get_pentest_report", "Get a completed penetration test's report by id (pen_...): the run, its issues grouped by severity with CVSS scores, evidence and remediation.", false, s.toolGetPentestReport)
+	addTool(s, srv, "ask_assistant", "Ask the compliance assistant a question in plain words (controls without evidence, expiring evidence, vendors, risks, findings, overdue work, what a policy says); the answer names the records it came from.", false, s.toolAskAssistant)
 }
 
 // mcpToolNames lists the tools in the manifest, in mcpTools order.
 var mcpToolNames = []string{"list_vendors", "get_vendor", "create_vendor", "list_people", "get_organization",
 	"compliance_status", "list_controls", "get_control", "list_findings", "create_finding", "list_expiring_evidence", "list_incidents", "get_incident",
-	"list_pentests", "get_pentest_report"}
+	"list_pentests", "get_pentest_report", "ask_assistant"}
 
 // addTool registers a tool whose errors come back as tool errors with the
 // same code and client-safe message as the REST API. Writing tools need the
@@ -393,4 +394,12 @@ func (s *Server) toolListPentests(ctx context.Context, in listPentestsIn) (listO
 
 func (s *Server) toolGetPentestReport(ctx context.Context, in idIn) (*app.PentestReport, error) {
 	return s.app.PentestReport(ctx, in.ID)
+}
+
+type askIn struct {
+	Question string `json:"question" jsonschema:"the question, at most 4000 characters"`
+}
+
+func (s *Server) toolAskAssistant(ctx context.Context, in askIn) (*app.AssistantMessage, error) {
+	return s.app.AskAssistant(ctx, in.Question)
 }

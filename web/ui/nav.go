@@ -31,6 +31,7 @@ var (
 	navDefault = []navGroup{
 		{"Overview", []navItem{
 			{"dashboard", "/", "Dashboard", everyone},
+			{"assistant", "/assistant", "Assistant", everyone},
 		}},
 		{"Compliance", []navItem{
 			{"frameworks", "/frameworks", "Frameworks", everyone},

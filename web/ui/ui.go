@@ -33,6 +33,7 @@ var uiSections = map[string]bool{
 	"":                  true,
 	"api-keys":          true,
 	"audit-log":         true,
+	"assistant":         true,
 	"brand.css":         true,
 	"connected-apps":    true,
 	"notifications":     true,

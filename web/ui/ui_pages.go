@@ -73,6 +73,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiBrandRoutes(page)
 	s.uiJobRoutes(page)
 	s.uiSearchRoutes(page)
+	s.uiAssistantRoutes(page)
 	s.uiEvidenceRoutes(page)
 
 	s.uiIncidentRoutes(page)
