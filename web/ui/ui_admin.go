@@ -36,8 +36,15 @@ func (s *Server) uiAdminRoutes(page func(method, path string, acc uiAccess, h ui
 
 func (s *Server) uiPeople(w http.ResponseWriter, r *http.Request, v *view) error {
 	q := r.URL.Query()
-	pg := uiPage(r, 50)
-	l, err := s.app.ListPeople(r.Context(), app.PersonFilter{Role: q.Get("role"), Inactive: q.Get("inactive") == "1", Page: pg})
+	f := app.PersonFilter{Role: q.Get("role"), Inactive: q.Get("inactive") == "1"}
+	lv, items, done, err := runList(w, r, v, personList(func(p app.Page) ([]app.Person, int, error) {
+		f.Page = p
+		l, err := s.app.ListPeople(r.Context(), f)
+		return l.Items, l.Total, err
+	}))
+	if done {
+		return err
+	}
 	if err != nil && !formErrors(err, v, r) {
 		return err
 	}
@@ -45,11 +52,15 @@ func (s *Server) uiPeople(w http.ResponseWriter, r *http.Request, v *view) error
 	for _, ro := range app.Roles {
 		roles = append(roles, string(ro))
 	}
-	if v.Form == nil {
+	if v.Form == nil || r.Method == http.MethodGet {
 		v.Form = q
 	}
 	v.Title, v.Section = "People", "people"
-	v.Data = map[string]any{"People": l.Items, "Pager": newPager(r, pg, l.Total), "Roles": roles, "MemberRoles": memberRoles()}
+	lv.EmptyText = "Nobody here yet."
+	if v.Can("manage") {
+		lv.EmptyHref, lv.EmptyAction = "#person-name", "Add a person"
+	}
+	v.Data = map[string]any{"People": items, "List": lv, "Roles": roles, "MemberRoles": memberRoles()}
 	return s.page(w, r, "people", v)
 }
 
