@@ -188,13 +188,16 @@ func (s *Server) uiRevokeAPIKey(w http.ResponseWriter, r *http.Request, v *view)
 // --- webhooks ---
 
 func (s *Server) webhooksPage(w http.ResponseWriter, r *http.Request, v *view, created *app.Webhook) error {
-	pg := uiPage(r, 50)
-	l, err := s.app.ListWebhooks(r.Context(), pg)
-	if err != nil {
+	lv, items, done, err := runList(w, r, v, webhookList(func(p app.Page) ([]app.Webhook, int, error) {
+		l, err := s.app.ListWebhooks(r.Context(), p)
+		return l.Items, l.Total, err
+	}))
+	if done || err != nil {
 		return err
 	}
 	v.Title, v.Section = "Webhooks", "webhooks"
-	v.Data = map[string]any{"Webhooks": l.Items, "Pager": newPager(r, pg, l.Total), "Created": created}
+	lv.EmptyText, lv.EmptyHref, lv.EmptyAction = "No webhooks yet: add one to have events sent to your systems.", "#url", "Add a webhook"
+	v.Data = map[string]any{"Webhooks": items, "List": lv, "Created": created}
 	return s.page(w, r, "webhooks", v)
 }
 
@@ -250,9 +253,8 @@ func (s *Server) uiRedeliver(w http.ResponseWriter, r *http.Request, v *view) er
 
 func (s *Server) uiAuditLog(w http.ResponseWriter, r *http.Request, v *view) error {
 	q := r.URL.Query()
-	pg := uiPage(r, 50)
 	f := app.AuditFilter{ResourceType: q.Get("resourceType"), ResourceID: q.Get("resourceId"), ActorID: q.Get("actorId"),
-		Action: q.Get("action"), Page: pg}
+		Action: q.Get("action")}
 	if t, err := time.Parse("2006-01-02", q.Get("from")); err == nil {
 		f.From = &t
 	}
@@ -260,12 +262,20 @@ func (s *Server) uiAuditLog(w http.ResponseWriter, r *http.Request, v *view) err
 		t = t.AddDate(0, 0, 1)
 		f.To = &t
 	}
-	l, err := s.app.ListAuditLog(r.Context(), f)
+	lv, items, done, err := runList(w, r, v, auditList(func(p app.Page) ([]app.AuditRecord, int, error) {
+		f.Page = p
+		l, err := s.app.ListAuditLog(r.Context(), f)
+		return l.Items, l.Total, err
+	}))
+	if done {
+		return err
+	}
 	if err != nil && !formErrors(err, v, r) {
 		return err
 	}
 	v.Form = q
 	v.Title, v.Section = "Audit log", "audit"
-	v.Data = map[string]any{"Records": l.Items, "Pager": newPager(r, pg, l.Total)}
+	lv.EmptyText = "Nothing recorded yet: every change made in the organization appears here."
+	v.Data = map[string]any{"Records": items, "List": lv}
 	return s.page(w, r, "audit", v)
 }

@@ -40,6 +40,10 @@ type listSpec[T any] struct {
 	PerPage            int
 	// FilterKeys are the query parameters that filter (for the empty state).
 	FilterKeys []string
+	// Native is the order the service itself returns ("" for none of the
+	// columns): a page in that order is read as one page from the service,
+	// not sorted here.
+	Native string
 	// Fetch reads one page of the filtered list from the app service.
 	Fetch func(p app.Page) ([]T, int, error)
 }
@@ -182,6 +186,16 @@ func runList[T any](w http.ResponseWriter, r *http.Request, v *view, spec listSp
 	lv.CSV = listLink(r, map[string]string{"format": "csv", "page": "", "perPage": ""})
 	lv.XLSX = listLink(r, map[string]string{"format": "xlsx", "page": "", "perPage": ""})
 
+	pg := uiPage(r, spec.PerPage)
+	link := func(n int) string { return listLink(r, map[string]string{"page": strconv.Itoa(n), "format": ""}) }
+	if f := q.Get("format"); sort == spec.Native && spec.Native != "" && !listFormats[f] {
+		rows, t, ferr := spec.Fetch(pg)
+		if ferr != nil {
+			return lv, nil, false, ferr
+		}
+		lv.pages(pg, t, len(rows), link)
+		return lv, rows, false, nil
+	}
 	var all []T
 	total := 0
 	for page := 1; len(all) < maxCSVRows; page++ {
@@ -208,33 +222,36 @@ func runList[T any](w http.ResponseWriter, r *http.Request, v *view, spec listSp
 		return lv, all, true, writeList(w, f, spec.Name, v.now, spec.Cols, all)
 	}
 
-	pg := uiPage(r, spec.PerPage)
 	if total < len(all) {
 		total = len(all)
 	}
-	lv.Total, lv.Page = total, pg.Page
-	lv.Pages = max(1, (len(all)+pg.PerPage-1)/pg.PerPage)
-	if lv.Page > lv.Pages {
-		lv.Page = lv.Pages
+	from := (max(1, min(pg.Page, (len(all)+pg.PerPage-1)/pg.PerPage)) - 1) * pg.PerPage
+	items = all[from:min(len(all), from+pg.PerPage)]
+	lv.pages(app.Page{Page: from/pg.PerPage + 1, PerPage: pg.PerPage}, len(all), len(items), link)
+	lv.Total = total
+	return lv, items, false, nil
+}
+
+// pages fills the count and the pager for page p of total rows, n of them
+// on this page.
+func (lv *listView) pages(p app.Page, total, n int, link func(int) string) {
+	lv.Total, lv.Page = total, p.Page
+	lv.Pages = max(1, (total+p.PerPage-1)/p.PerPage)
+	if n > 0 {
+		lv.From = (p.Page-1)*p.PerPage + 1
+		lv.To = lv.From + n - 1
 	}
-	from := (lv.Page - 1) * pg.PerPage
-	to := min(len(all), from+pg.PerPage)
-	items = all[from:to]
-	if len(items) > 0 {
-		lv.From, lv.To = from+1, to
-	}
-	link := func(n int) string { return listLink(r, map[string]string{"page": strconv.Itoa(n), "format": ""}) }
 	if lv.Page > 1 {
-		lv.Prev = link(lv.Page - 1)
+		lv.Prev = link(min(lv.Page-1, lv.Pages))
 	}
 	if lv.Page < lv.Pages {
 		lv.Next = link(lv.Page + 1)
 	}
 	if lv.Pages > 1 {
 		gap := false
-		for n := 1; n <= lv.Pages; n++ {
-			if n == 1 || n == lv.Pages || (n >= lv.Page-2 && n <= lv.Page+2) {
-				lv.Numbers = append(lv.Numbers, pageNumber{N: n, Href: link(n), Current: n == lv.Page})
+		for i := 1; i <= lv.Pages; i++ {
+			if i == 1 || i == lv.Pages || (i >= lv.Page-2 && i <= lv.Page+2) {
+				lv.Numbers = append(lv.Numbers, pageNumber{N: i, Href: link(i), Current: i == lv.Page})
 				gap = false
 			} else if !gap {
 				lv.Numbers = append(lv.Numbers, pageNumber{Gap: true})
@@ -242,7 +259,6 @@ func runList[T any](w http.ResponseWriter, r *http.Request, v *view, spec listSp
 			}
 		}
 	}
-	return lv, items, false, nil
 }
 
 // writeList sends the rows as a CSV or XLSX attachment named

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -176,4 +177,60 @@ func naturalKey(s string) string {
 	}
 	flush()
 	return b.String()
+}
+
+func auditList(fetch func(app.Page) ([]app.AuditRecord, int, error)) listSpec[app.AuditRecord] {
+	type A = app.AuditRecord
+	return listSpec[A]{Name: "audit-log", Noun: "record", Plural: "records", Default: "-occurredAt", Native: "-occurredAt", PerPage: 50,
+		FilterKeys: []string{"resourceType", "resourceId", "actorId", "action", "from", "to"}, Fetch: fetch,
+		Cols: []listCol[A]{
+			{Key: "id", Cell: func(a A) string { return a.ID }},
+			{Key: "occurredAt", Cell: func(a A) string { return iso(a.OccurredAt) }, SortKey: func(a A) string { return iso(a.OccurredAt) + fmt.Sprintf("%020d", a.Seq) }},
+			{Key: "actorType", Cell: func(a A) string { return a.ActorType }, SortKey: func(a A) string { return a.ActorType + " " + a.ActorID }},
+			{Key: "actorId", Cell: func(a A) string { return a.ActorID }},
+			{Key: "action", Cell: func(a A) string { return a.Action }, SortKey: func(a A) string { return a.Action }},
+			{Key: "resourceType", Cell: func(a A) string { return a.ResourceType }, SortKey: func(a A) string { return a.ResourceType + " " + a.ResourceID }},
+			{Key: "resourceId", Cell: func(a A) string { return a.ResourceID }},
+			{Key: "changedFields", Cell: func(a A) string {
+				keys := make([]string, 0, len(a.Changes))
+				for k := range a.Changes {
+					keys = append(keys, k)
+				}
+				slices.Sort(keys)
+				return strings.Join(keys, " ")
+			}},
+			{Key: "requestId", Cell: func(a A) string { return a.RequestID }},
+		}}
+}
+
+func webhookList(fetch func(app.Page) ([]app.Webhook, int, error)) listSpec[app.Webhook] {
+	type W = app.Webhook
+	return listSpec[W]{Name: "webhooks", Noun: "webhook", Plural: "webhooks", Default: "url", PerPage: 50, Fetch: fetch,
+		Cols: []listCol[W]{
+			{Key: "id", Cell: func(w W) string { return w.ID }},
+			{Key: "url", Cell: func(w W) string { return w.URL }, SortKey: func(w W) string { return lower(w.URL) }},
+			{Key: "description", Cell: func(w W) string { return w.Description }},
+			{Key: "events", Cell: func(w W) string { return strings.Join(w.Events, " ") }},
+			{Key: "active", Cell: func(w W) string { return strconv.FormatBool(w.Active) }, SortKey: func(w W) string { return strconv.FormatBool(!w.Active) }},
+			{Key: "lastSuccessAt", Cell: func(w W) string { return optTime(w.LastSuccessAt) }, SortKey: func(w W) string { return lastIfEmpty(optTime(w.LastSuccessAt)) }},
+			{Key: "lastFailureAt", Cell: func(w W) string { return optTime(w.LastFailureAt) }, SortKey: func(w W) string { return lastIfEmpty(optTime(w.LastFailureAt)) }},
+			{Key: "createdAt", Cell: func(w W) string { return iso(w.CreatedAt) }},
+		}}
+}
+
+func questionnaireList(fetch func(app.Page) ([]app.Questionnaire, int, error)) listSpec[app.Questionnaire] {
+	type Q = app.Questionnaire
+	return listSpec[Q]{Name: "questionnaires", Noun: "questionnaire", Plural: "questionnaires", Default: "-createdAt", PerPage: 50,
+		FilterKeys: []string{"status"}, Fetch: fetch,
+		Cols: []listCol[Q]{
+			{Key: "id", Cell: func(q Q) string { return q.ID }},
+			{Key: "name", Cell: func(q Q) string { return q.Name }, SortKey: func(q Q) string { return lower(q.Name) }},
+			{Key: "direction", Cell: func(q Q) string { return q.Direction }},
+			{Key: "vendorId", Cell: func(q Q) string { return deref(q.VendorID) }},
+			{Key: "status", Cell: func(q Q) string { return q.Status }, SortKey: func(q Q) string { return q.Status }},
+			{Key: "answeredQuestions", Cell: func(q Q) string { return itoa(q.AnsweredQuestions) }, SortKey: func(q Q) string { return padInt(q.AnsweredQuestions) }},
+			{Key: "totalQuestions", Cell: func(q Q) string { return itoa(q.TotalQuestions) }},
+			{Key: "dueDate", Cell: func(q Q) string { return deref(q.DueDate) }, SortKey: func(q Q) string { return lastIfEmpty(deref(q.DueDate)) }},
+			{Key: "createdAt", Cell: func(q Q) string { return iso(q.CreatedAt) }, SortKey: func(q Q) string { return iso(q.CreatedAt) }},
+		}}
 }

@@ -594,7 +594,7 @@ func (s *Server) uiVendors(w http.ResponseWriter, r *http.Request, v *view) erro
 	v.Title, v.Section = "Vendors", "vendors"
 	v.Data = map[string]any{"Vendors": l.Items, "Pager": newPager(r, pg, l.Total), "Categories": app.VendorCategories,
 		"Criticalities": app.Criticalities, "Statuses": app.VendorStatuses, "DPAStatuses": app.DPAStatuses, "Sorts": app.VendorSorts,
-		"Filtered": len(q) > 0 && !(len(q) == 1 && q.Has("page")), "CSV": csvLink(r)}
+		"Filtered": len(q) > 0 && !(len(q) == 1 && q.Has("page")), "CSV": csvLink(r), "XLSX": xlsxLink(r)}
 	return s.page(w, r, "vendors", v)
 }
 
