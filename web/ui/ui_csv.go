@@ -32,7 +32,9 @@ func csvLink(r *http.Request) string {
 }
 
 // xlsxLink is csvLink for the XLSX file.
-func xlsxLink(r *http.Request) string { return strings.Replace(csvLink(r), "format=csv", "format=xlsx", 1) }
+func xlsxLink(r *http.Request) string {
+	return strings.Replace(csvLink(r), "format=csv", "format=xlsx", 1)
+}
 
 // wantsCSV reports whether the list is asked for as CSV.
 func wantsCSV(r *http.Request) bool { return listFormats[r.URL.Query().Get("format")] }
