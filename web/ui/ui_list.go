@@ -155,7 +155,7 @@ func runList[T any](w http.ResponseWriter, r *http.Request, v *view, spec listSp
 				keys = append(keys, c.Key)
 			}
 		}
-		ve := &app.ValidationError{}
+		ve := app.NewValidationError()
 		ve.Add("sort", app.CodeInvalidEnum, sort, "sort must be one of "+strings.Join(keys, ", ")+" with an optional - prefix")
 		formErrors(ve, v, r)
 		v.Form = q
