@@ -39,6 +39,13 @@ func listFixture(e *testEnv, f uiFixture) {
 			e.t.Fatal(err)
 		}
 	}
+	for _, n := range []string{"legal_name", "head_office"} {
+		if _, err := e.app.CreateVariable(ctx, app.VariableInput{Name: app.Ptr(n), Value: app.Ptr("Value of " + n)}); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	e.key(f.org, app.RoleAdmin)
+	e.key(f.org, app.RoleAuditor)
 	for _, n := range []string{"Customer A", "Customer B"} {
 		if _, err := e.app.CreateQuestionnaireFromFile(ctx, n, nil, nil, "q.csv", strings.NewReader("Question\nDo you encrypt backups?\n")); err != nil {
 			e.t.Fatal(err)
@@ -81,6 +88,8 @@ func TestUIListPages(t *testing.T) {
 		{"/people", "name", "inactive=", "people"},
 		{"/audit-log", "resourceType", "action=created", "records"},
 		{"/questionnaires", "name", "status=draft", "questionnaires"},
+		{"/variables", "name", "q=_", "variables"},
+		{"/api-keys", "name", "", "API keys"},
 		{"/webhooks", "url", "", "webhooks"},
 	}
 	b := e.browser()

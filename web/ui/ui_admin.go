@@ -135,8 +135,14 @@ func (s *Server) uiUpdateBranding(w http.ResponseWriter, r *http.Request, v *vie
 // --- API keys ---
 
 func (s *Server) apiKeysPage(w http.ResponseWriter, r *http.Request, v *view, created *app.APIKey) error {
-	keys, err := s.app.ListAPIKeys(r.Context())
-	if err != nil {
+	lv, keys, done, err := runList(w, r, v, apiKeyList(func(p app.Page) ([]app.APIKey, int, error) {
+		if p.Page > 1 {
+			return nil, 0, nil
+		}
+		keys, err := s.app.ListAPIKeys(r.Context())
+		return keys, len(keys), err
+	}))
+	if done || err != nil {
 		return err
 	}
 	roles := make([]string, 0, len(app.Roles))
@@ -147,7 +153,8 @@ func (s *Server) apiKeysPage(w http.ResponseWriter, r *http.Request, v *view, cr
 	if v.Flash == "" {
 		v.Flash = flash(r)
 	}
-	v.Data = map[string]any{"Keys": keys, "Created": created, "Roles": roles}
+	lv.EmptyText, lv.EmptyHref, lv.EmptyAction = "No API keys yet: create one for scripts and integrations.", "#name", "Create a key"
+	v.Data = map[string]any{"Keys": keys, "List": lv, "Created": created, "Roles": roles}
 	return s.page(w, r, "apikeys", v)
 }
 

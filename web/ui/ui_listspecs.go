@@ -234,3 +234,39 @@ func questionnaireList(fetch func(app.Page) ([]app.Questionnaire, int, error)) l
 			{Key: "createdAt", Cell: func(q Q) string { return iso(q.CreatedAt) }, SortKey: func(q Q) string { return iso(q.CreatedAt) }},
 		}}
 }
+
+func apiKeyList(fetch func(app.Page) ([]app.APIKey, int, error)) listSpec[app.APIKey] {
+	type K = app.APIKey
+	status := func(k K) string {
+		if k.RevokedAt != nil {
+			return "revoked"
+		}
+		return "active"
+	}
+	return listSpec[K]{Name: "api-keys", Noun: "API key", Plural: "API keys", Default: "-createdAt", PerPage: 50, Fetch: fetch,
+		Cols: []listCol[K]{
+			{Key: "id", Cell: func(k K) string { return k.ID }},
+			{Key: "name", Cell: func(k K) string { return k.Name }, SortKey: func(k K) string { return lower(k.Name) }},
+			{Key: "prefix", Cell: func(k K) string { return k.Prefix }},
+			{Key: "role", Cell: func(k K) string { return string(k.Role) }, SortKey: func(k K) string { return string(k.Role) }},
+			{Key: "createdAt", Cell: func(k K) string { return iso(k.CreatedAt) }, SortKey: func(k K) string { return iso(k.CreatedAt) }},
+			{Key: "expiresAt", Cell: func(k K) string { return optTime(k.ExpiresAt) }, SortKey: func(k K) string { return lastIfEmpty(optTime(k.ExpiresAt)) }},
+			{Key: "lastUsedAt", Cell: func(k K) string { return optTime(k.LastUsedAt) }, SortKey: func(k K) string { return lastIfEmpty(optTime(k.LastUsedAt)) }},
+			{Key: "status", Cell: status, SortKey: status},
+			{Key: "revokedAt", Cell: func(k K) string { return optTime(k.RevokedAt) }},
+		}}
+}
+
+func variableList(fetch func(app.Page) ([]app.Variable, int, error)) listSpec[app.Variable] {
+	type V = app.Variable
+	return listSpec[V]{Name: "variables", Noun: "variable", Plural: "variables", Default: "name", PerPage: 50,
+		FilterKeys: []string{"q"}, Fetch: fetch,
+		Cols: []listCol[V]{
+			{Key: "id", Cell: func(v V) string { return v.ID }},
+			{Key: "name", Cell: func(v V) string { return v.Name }, SortKey: func(v V) string { return lower(v.Name) }},
+			{Key: "placeholder", Cell: func(v V) string { return v.Placeholder }, SortKey: func(v V) string { return lower(v.Placeholder) }},
+			{Key: "value", Cell: func(v V) string { return v.Value }, SortKey: func(v V) string { return lower(v.Value) }},
+			{Key: "description", Cell: func(v V) string { return v.Description }},
+			{Key: "updatedAt", Cell: func(v V) string { return iso(v.UpdatedAt) }},
+		}}
+}
