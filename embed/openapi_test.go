@@ -26,7 +26,7 @@ var operationVerbs = map[string]bool{
 	"acknowledge": true, "add": true, "approve": true, "archive": true, "attach": true,
 	"authorize": true, "bulk": true, "classify": true, "close": true, "complete": true,
 	"confirm": true, "deliver": true,
-	"deny": true, "download": true, "enable": true, "export": true, "fill": true,
+	"deny": true, "dismiss": true, "download": true, "enable": true, "export": true, "fill": true,
 	"generate": true, "import": true, "issue": true, "link": true, "login": true,
 	"logout": true, "map": true, "ping": true, "preflight": true, "preview": true,
 	"publish": true, "reassign": true, "redeliver": true, "register": true, "remove": true,

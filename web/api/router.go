@@ -18,6 +18,7 @@ func (s *Server) routes() {
 	s.Router().HandleFunc("/v1/health", s.health).Methods(http.MethodGet)
 	s.healthRoutes(s.Handle)
 	s.organizationRoutes(s.Handle)
+	s.onboardingRoutes(s.Handle)
 	s.peopleRoutes(s.Handle)
 	s.vendorRoutes(s.Handle)
 	s.frameworkRoutes(s.Handle)

@@ -36,8 +36,15 @@ func (s *Server) uiAdminRoutes(page func(method, path string, acc uiAccess, h ui
 
 func (s *Server) uiPeople(w http.ResponseWriter, r *http.Request, v *view) error {
 	q := r.URL.Query()
-	pg := uiPage(r, 50)
-	l, err := s.app.ListPeople(r.Context(), app.PersonFilter{Role: q.Get("role"), Inactive: q.Get("inactive") == "1", Page: pg})
+	f := app.PersonFilter{Role: q.Get("role"), Inactive: q.Get("inactive") == "1"}
+	lv, items, done, err := runList(w, r, v, personList(func(p app.Page) ([]app.Person, int, error) {
+		f.Page = p
+		l, err := s.app.ListPeople(r.Context(), f)
+		return l.Items, l.Total, err
+	}))
+	if done {
+		return err
+	}
 	if err != nil && !formErrors(err, v, r) {
 		return err
 	}
@@ -45,11 +52,15 @@ func (s *Server) uiPeople(w http.ResponseWriter, r *http.Request, v *view) error
 	for _, ro := range app.Roles {
 		roles = append(roles, string(ro))
 	}
-	if v.Form == nil {
+	if v.Form == nil || r.Method == http.MethodGet {
 		v.Form = q
 	}
 	v.Title, v.Section = "People", "people"
-	v.Data = map[string]any{"People": l.Items, "Pager": newPager(r, pg, l.Total), "Roles": roles, "MemberRoles": memberRoles()}
+	lv.EmptyText = "Nobody here yet."
+	if v.Can("manage") {
+		lv.EmptyHref, lv.EmptyAction = "#person-name", "Add a person"
+	}
+	v.Data = map[string]any{"People": items, "List": lv, "Roles": roles, "MemberRoles": memberRoles()}
 	return s.page(w, r, "people", v)
 }
 
@@ -124,8 +135,14 @@ func (s *Server) uiUpdateBranding(w http.ResponseWriter, r *http.Request, v *vie
 // --- API keys ---
 
 func (s *Server) apiKeysPage(w http.ResponseWriter, r *http.Request, v *view, created *app.APIKey) error {
-	keys, err := s.app.ListAPIKeys(r.Context())
-	if err != nil {
+	lv, keys, done, err := runList(w, r, v, apiKeyList(func(p app.Page) ([]app.APIKey, int, error) {
+		if p.Page > 1 {
+			return nil, 0, nil
+		}
+		keys, err := s.app.ListAPIKeys(r.Context())
+		return keys, len(keys), err
+	}))
+	if done || err != nil {
 		return err
 	}
 	roles := make([]string, 0, len(app.Roles))
@@ -136,7 +153,8 @@ func (s *Server) apiKeysPage(w http.ResponseWriter, r *http.Request, v *view, cr
 	if v.Flash == "" {
 		v.Flash = flash(r)
 	}
-	v.Data = map[string]any{"Keys": keys, "Created": created, "Roles": roles}
+	lv.EmptyText, lv.EmptyHref, lv.EmptyAction = "No API keys yet: create one for scripts and integrations.", "#name", "Create a key"
+	v.Data = map[string]any{"Keys": keys, "List": lv, "Created": created, "Roles": roles}
 	return s.page(w, r, "apikeys", v)
 }
 
@@ -177,13 +195,16 @@ func (s *Server) uiRevokeAPIKey(w http.ResponseWriter, r *http.Request, v *view)
 // --- webhooks ---
 
 func (s *Server) webhooksPage(w http.ResponseWriter, r *http.Request, v *view, created *app.Webhook) error {
-	pg := uiPage(r, 50)
-	l, err := s.app.ListWebhooks(r.Context(), pg)
-	if err != nil {
+	lv, items, done, err := runList(w, r, v, webhookList(func(p app.Page) ([]app.Webhook, int, error) {
+		l, err := s.app.ListWebhooks(r.Context(), p)
+		return l.Items, l.Total, err
+	}))
+	if done || err != nil {
 		return err
 	}
 	v.Title, v.Section = "Webhooks", "webhooks"
-	v.Data = map[string]any{"Webhooks": l.Items, "Pager": newPager(r, pg, l.Total), "Created": created}
+	lv.EmptyText, lv.EmptyHref, lv.EmptyAction = "No webhooks yet: add one to have events sent to your systems.", "#url", "Add a webhook"
+	v.Data = map[string]any{"Webhooks": items, "List": lv, "Created": created}
 	return s.page(w, r, "webhooks", v)
 }
 
@@ -239,9 +260,8 @@ func (s *Server) uiRedeliver(w http.ResponseWriter, r *http.Request, v *view) er
 
 func (s *Server) uiAuditLog(w http.ResponseWriter, r *http.Request, v *view) error {
 	q := r.URL.Query()
-	pg := uiPage(r, 50)
 	f := app.AuditFilter{ResourceType: q.Get("resourceType"), ResourceID: q.Get("resourceId"), ActorID: q.Get("actorId"),
-		Action: q.Get("action"), Page: pg}
+		Action: q.Get("action")}
 	if t, err := time.Parse("2006-01-02", q.Get("from")); err == nil {
 		f.From = &t
 	}
@@ -249,12 +269,20 @@ func (s *Server) uiAuditLog(w http.ResponseWriter, r *http.Request, v *view) err
 		t = t.AddDate(0, 0, 1)
 		f.To = &t
 	}
-	l, err := s.app.ListAuditLog(r.Context(), f)
+	lv, items, done, err := runList(w, r, v, auditList(func(p app.Page) ([]app.AuditRecord, int, error) {
+		f.Page = p
+		l, err := s.app.ListAuditLog(r.Context(), f)
+		return l.Items, l.Total, err
+	}))
+	if done {
+		return err
+	}
 	if err != nil && !formErrors(err, v, r) {
 		return err
 	}
 	v.Form = q
 	v.Title, v.Section = "Audit log", "audit"
-	v.Data = map[string]any{"Records": l.Items, "Pager": newPager(r, pg, l.Total)}
+	lv.EmptyText = "Nothing recorded yet: every change made in the organization appears here."
+	v.Data = map[string]any{"Records": items, "List": lv}
 	return s.page(w, r, "audit", v)
 }

@@ -31,8 +31,21 @@ func csvLink(r *http.Request) string {
 	return r.URL.Path + "?" + q.Encode()
 }
 
+// xlsxLink is csvLink for the XLSX file.
+func xlsxLink(r *http.Request) string {
+	return strings.Replace(csvLink(r), "format=csv", "format=xlsx", 1)
+}
+
 // wantsCSV reports whether the list is asked for as CSV.
-func wantsCSV(r *http.Request) bool { return r.URL.Query().Get("format") == "csv" }
+func wantsCSV(r *http.Request) bool { return listFormats[r.URL.Query().Get("format")] }
+
+// writeTable sends rows as CSV or, with format=xlsx, as XLSX.
+func writeTable(w http.ResponseWriter, r *http.Request, name string, now time.Time, header []string, rows [][]string) error {
+	if r.URL.Query().Get("format") == "xlsx" {
+		return writeXLSX(w, name, now, header, rows)
+	}
+	return writeCSV(w, name, now, header, rows)
+}
 
 // csvSafe keeps a spreadsheet from reading a cell as a formula: a value
 // starting with =, +, -, @, tab or carriage return gets a leading quote.
@@ -103,7 +116,7 @@ func (s *Server) vendorsCSV(w http.ResponseWriter, r *http.Request, v *view, f a
 			break
 		}
 	}
-	return writeCSV(w, "vendors", v.now, []string{"id", "name", "category", "criticality", "assessment", "dpaStatus",
+	return writeTable(w, r, "vendors", v.now, []string{"id", "name", "category", "criticality", "assessment", "dpaStatus",
 		"processesPersonalData", "ictService", "country", "website", "contactEmail", "assignee", "riskScore", "nextReviewDue",
 		"lastReviewedAt", "archivedAt", "createdAt"}, rows)
 }
@@ -134,6 +147,6 @@ func (s *Server) evidenceCSV(w http.ResponseWriter, r *http.Request, v *view, f 
 			break
 		}
 	}
-	return writeCSV(w, "evidence", v.now, []string{"id", "filename", "description", "controlId", "controlCode", "controlName",
+	return writeTable(w, r, "evidence", v.now, []string{"id", "filename", "description", "controlId", "controlCode", "controlName",
 		"frameworks", "uploadedBy", "uploadedAt", "expiresAt", "expired", "size"}, rows)
 }

@@ -129,7 +129,7 @@ func (s *Server) uiEvidenceLibrary(w http.ResponseWriter, r *http.Request, v *vi
 	v.Data = map[string]any{"Items": l.Items, "Total": l.Total, "Pager": newPager(r, pg, l.Total), "Frameworks": fws,
 		"People": people, "Names": names, "Filtered": filtered, "Timeline": tl, "Bars": timelineBars(tl),
 		"Sorts": sorts, "MonthLinks": months, "Expiries": app.EvidenceExpiryFilters, "Today": v.now.Format("2006-01-02"),
-		"Soon": v.now.AddDate(0, 0, 30).Format("2006-01-02"), "CSV": csvLink(r)}
+		"Soon": v.now.AddDate(0, 0, 30).Format("2006-01-02"), "CSV": csvLink(r), "XLSX": xlsxLink(r)}
 	return s.page(w, r, "evidence", v)
 }
 

@@ -214,21 +214,32 @@ func init() {
 
 func (s *Server) uiIncidents(w http.ResponseWriter, r *http.Request, v *view) error {
 	q := r.URL.Query()
-	pg := uiPage(r, 50)
-	f := app.IncidentFilter{Status: q.Get("status"), Type: q.Get("type"), Regime: q.Get("regime"), Page: pg}
+	v.Form = q
+	f := app.IncidentFilter{Status: q.Get("status"), Type: q.Get("type"), Regime: q.Get("regime")}
 	switch q.Get("overdue") {
 	case "true":
 		f.Overdue = app.Ptr(true)
 	case "false":
 		f.Overdue = app.Ptr(false)
 	}
-	l, err := s.app.ListIncidents(r.Context(), f)
+	lv, items, done, err := runList(w, r, v, incidentList(func(p app.Page) ([]app.Incident, int, error) {
+		f.Page = p
+		l, err := s.app.ListIncidents(r.Context(), f)
+		return l.Items, l.Total, err
+	}))
+	if done {
+		return err
+	}
 	if err != nil && !formErrors(err, v, r) {
 		return err
 	}
 	v.Form = q
 	v.Title, v.Section = "Incidents", "incidents"
-	v.Data = map[string]any{"Incidents": l.Items, "Pager": newPager(r, pg, l.Total), "Statuses": app.IncidentStatuses,
+	lv.EmptyText = "No incidents recorded. When something happens, report it here: the reporting deadlines start from it."
+	if v.Can("self") {
+		lv.EmptyHref, lv.EmptyAction = "/incidents/new", "Report an incident"
+	}
+	v.Data = map[string]any{"Incidents": items, "List": lv, "Statuses": app.IncidentStatuses,
 		"Types": app.IncidentTypes, "Regimes": app.IncidentRegimes, "Now": s.app.Now()}
 	return s.page(w, r, "incidents", v)
 }

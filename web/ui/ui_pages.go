@@ -361,9 +361,15 @@ func (s *Server) uiEnableFramework(w http.ResponseWriter, r *http.Request, v *vi
 
 func (s *Server) uiControls(w http.ResponseWriter, r *http.Request, v *view) error {
 	q := r.URL.Query()
-	pg := uiPage(r, 50)
-	f := app.ControlFilter{FrameworkID: q.Get("framework"), Status: q.Get("status"), Page: pg}
-	l, err := s.app.ListControls(r.Context(), f)
+	f := app.ControlFilter{FrameworkID: q.Get("framework"), Status: q.Get("status")}
+	lv, items, done, err := runList(w, r, v, controlList(func(p app.Page) ([]app.Control, int, error) {
+		f.Page = p
+		l, err := s.app.ListControls(r.Context(), f)
+		return l.Items, l.Total, err
+	}))
+	if done {
+		return err
+	}
 	if err != nil && !formErrors(err, v, r) {
 		return err
 	}
@@ -372,8 +378,13 @@ func (s *Server) uiControls(w http.ResponseWriter, r *http.Request, v *view) err
 	if err != nil {
 		return err
 	}
+	v.Form = q
 	v.Title, v.Section = "Controls", "controls"
-	v.Data = map[string]any{"Controls": l.Items, "Pager": newPager(r, pg, l.Total), "Frameworks": fws.Items,
+	lv.EmptyText = "No controls yet: enabling a framework brings its controls."
+	if v.Can("manage") {
+		lv.EmptyHref, lv.EmptyAction = "/frameworks", "Enable a framework"
+	}
+	v.Data = map[string]any{"Controls": items, "List": lv, "Frameworks": fws.Items,
 		"Statuses": app.ControlStatuses, "Framework": f.FrameworkID, "Status": f.Status}
 	return s.page(w, r, "controls", v)
 }
@@ -479,22 +490,35 @@ func (s *Server) uiDownloadEvidence(w http.ResponseWriter, r *http.Request, v *v
 
 func (s *Server) uiTasks(w http.ResponseWriter, r *http.Request, v *view) error {
 	q := r.URL.Query()
-	pg := uiPage(r, 50)
-	f := app.TaskFilter{Status: q.Get("status"), Page: pg}
+	v.Form = q
+	f := app.TaskFilter{Status: q.Get("status")}
 	if q.Get("mine") == "1" {
 		f.AssigneeID = v.P.UserID
 	}
 	if q.Get("overdue") == "1" {
 		f.DueTo = v.now.AddDate(0, 0, -1).Format("2006-01-02")
 	}
-	l, err := s.app.ListTasks(r.Context(), f)
+	lv, items, done, err := runList(w, r, v, taskList(func(p app.Page) ([]app.Task, int, error) {
+		f.Page = p
+		l, err := s.app.ListTasks(r.Context(), f)
+		return l.Items, l.Total, err
+	}))
+	if done {
+		return err
+	}
 	if err != nil && !formErrors(err, v, r) {
 		return err
 	}
 	v.Form = q
 	v.Title, v.Section = "Tasks", "tasks"
 	v.Flash = flash(r)
-	v.Data = map[string]any{"Tasks": l.Items, "Pager": newPager(r, pg, l.Total), "Statuses": app.TaskStatuses,
+	lv.EmptyText = "No tasks yet. Tasks come from the frameworks you enable (their evidence tasks) or are added by hand."
+	if v.Can("manage") {
+		lv.EmptyHref, lv.EmptyAction = "/frameworks", "Enable a framework"
+	} else {
+		lv.EmptyText = "Nothing is assigned to you right now."
+	}
+	v.Data = map[string]any{"Tasks": items, "List": lv, "Statuses": app.TaskStatuses,
 		"People": s.people(r), "Today": v.now.Format("2006-01-02")}
 	return s.page(w, r, "tasks", v)
 }
@@ -573,7 +597,7 @@ func (s *Server) uiVendors(w http.ResponseWriter, r *http.Request, v *view) erro
 	v.Title, v.Section = "Vendors", "vendors"
 	v.Data = map[string]any{"Vendors": l.Items, "Pager": newPager(r, pg, l.Total), "Categories": app.VendorCategories,
 		"Criticalities": app.Criticalities, "Statuses": app.VendorStatuses, "DPAStatuses": app.DPAStatuses, "Sorts": app.VendorSorts,
-		"Filtered": len(q) > 0 && !(len(q) == 1 && q.Has("page")), "CSV": csvLink(r)}
+		"Filtered": len(q) > 0 && !(len(q) == 1 && q.Has("page")), "CSV": csvLink(r), "XLSX": xlsxLink(r)}
 	return s.page(w, r, "vendors", v)
 }
 
@@ -704,14 +728,26 @@ func (s *Server) uiArchiveVendor(archive bool) uiHandler {
 
 func (s *Server) uiFindings(w http.ResponseWriter, r *http.Request, v *view) error {
 	q := r.URL.Query()
-	pg := uiPage(r, 50)
-	l, err := s.app.ListFindings(r.Context(), app.FindingFilter{Status: q.Get("status"), Severity: q.Get("severity"), Page: pg})
+	v.Form = q
+	v.Title, v.Section = "Findings", "findings"
+	f := app.FindingFilter{Status: q.Get("status"), Severity: q.Get("severity")}
+	lv, items, done, err := runList(w, r, v, findingList(func(p app.Page) ([]app.Finding, int, error) {
+		f.Page = p
+		l, err := s.app.ListFindings(r.Context(), f)
+		return l.Items, l.Total, err
+	}))
+	if done {
+		return err
+	}
 	if err != nil && !formErrors(err, v, r) {
 		return err
 	}
 	v.Form = q
-	v.Title, v.Section = "Findings", "findings"
-	v.Data = map[string]any{"Findings": l.Items, "Pager": newPager(r, pg, l.Total), "Statuses": app.FindingStatuses,
+	if v.Can("review") {
+		lv.EmptyHref, lv.EmptyAction = "/findings/new", "Record a finding"
+	}
+	lv.EmptyText = "No findings recorded yet. Record what an audit, a scan or a review found, then track its corrective actions."
+	v.Data = map[string]any{"Findings": items, "List": lv, "Statuses": app.FindingStatuses,
 		"Severities": app.FindingSeverities}
 	return s.page(w, r, "findings", v)
 }
@@ -876,8 +912,16 @@ func heatCells(m [5][5]int) []heatCell {
 
 func (s *Server) uiRisks(w http.ResponseWriter, r *http.Request, v *view) error {
 	q := r.URL.Query()
-	pg := uiPage(r, 50)
-	l, err := s.app.ListRisks(r.Context(), app.RiskFilter{Status: q.Get("status"), Band: q.Get("band"), Category: q.Get("category"), Page: pg})
+	v.Form = q
+	f := app.RiskFilter{Status: q.Get("status"), Band: q.Get("band"), Category: q.Get("category")}
+	lv, items, done, err := runList(w, r, v, riskList(func(p app.Page) ([]app.Risk, int, error) {
+		f.Page = p
+		l, err := s.app.ListRisks(r.Context(), f)
+		return l.Items, l.Total, err
+	}))
+	if done {
+		return err
+	}
 	if err != nil && !formErrors(err, v, r) {
 		return err
 	}
@@ -887,7 +931,11 @@ func (s *Server) uiRisks(w http.ResponseWriter, r *http.Request, v *view) error 
 	}
 	v.Form = q
 	v.Title, v.Section = "Risks", "risks"
-	v.Data = map[string]any{"Risks": l.Items, "Pager": newPager(r, pg, l.Total), "Statuses": app.RiskStatuses, "Bands": app.RiskBands,
+	lv.EmptyText = "The risk register is empty. Record what could go wrong, how likely and how bad it is, and how you treat it."
+	if v.Can("manage") {
+		lv.EmptyHref, lv.EmptyAction = "/risks/new", "Record the first risk"
+	}
+	v.Data = map[string]any{"Risks": items, "List": lv, "Statuses": app.RiskStatuses, "Bands": app.RiskBands,
 		"Categories": app.RiskCategories, "Inherent": heatCells(h.Inherent), "Residual": heatCells(h.Residual), "Unassessed": h.Unassessed,
 		"Probabilities": app.Probabilities, "Impacts": app.Impacts}
 	return s.page(w, r, "risks", v)

@@ -42,18 +42,31 @@ func (s *Server) uiPolicyRoutes(page func(method, path string, acc uiAccess, h u
 
 func (s *Server) uiPolicies(w http.ResponseWriter, r *http.Request, v *view) error {
 	q := r.URL.Query()
-	pg := uiPage(r, 50)
-	f := app.PolicyFilter{Status: q.Get("status"), Search: q.Get("q"), ExcludeContent: true, Page: pg}
+	v.Form = q
+	f := app.PolicyFilter{Status: q.Get("status"), Search: q.Get("q"), ExcludeContent: true}
 	if q.Get("pending") == "1" {
 		f.Acknowledged = app.Ptr(false)
 	}
-	l, err := s.app.ListPolicies(r.Context(), f)
+	lv, items, done, err := runList(w, r, v, policyList(func(p app.Page) ([]app.Policy, int, error) {
+		f.Page = p
+		l, err := s.app.ListPolicies(r.Context(), f)
+		return l.Items, l.Total, err
+	}))
+	if done {
+		return err
+	}
 	if err != nil && !formErrors(err, v, r) {
 		return err
 	}
 	v.Form = q
 	v.Title, v.Section = "Policies", "policies"
-	v.Data = map[string]any{"Policies": l.Items, "Pager": newPager(r, pg, l.Total), "Statuses": app.PolicyStatuses}
+	lv.EmptyText = "No policies yet. Write a policy, publish it and ask people to acknowledge it."
+	if v.Can("manage") {
+		lv.EmptyHref, lv.EmptyAction = "/policies/new", "Write your first policy"
+	} else {
+		lv.EmptyText = "No policy has been published yet."
+	}
+	v.Data = map[string]any{"Policies": items, "List": lv, "Statuses": app.PolicyStatuses}
 	return s.page(w, r, "policies", v)
 }
 

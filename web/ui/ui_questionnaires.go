@@ -23,17 +23,28 @@ func (s *Server) uiQuestionnaireRoutes(page func(method, path string, acc uiAcce
 
 func (s *Server) questionnairesPage(w http.ResponseWriter, r *http.Request, v *view) error {
 	q := r.URL.Query()
-	pg := uiPage(r, 50)
-	l, err := s.app.ListQuestionnaires(r.Context(), app.QuestionnaireFilter{Status: q.Get("status"), Page: pg})
+	f := app.QuestionnaireFilter{Status: q.Get("status")}
+	lv, items, done, err := runList(w, r, v, questionnaireList(func(p app.Page) ([]app.Questionnaire, int, error) {
+		f.Page = p
+		l, err := s.app.ListQuestionnaires(r.Context(), f)
+		return l.Items, l.Total, err
+	}))
+	if done {
+		return err
+	}
 	if err != nil && !formErrors(err, v, r) {
 		return err
+	}
+	lv.EmptyText = "No questionnaires yet. Upload a customer's questionnaire to answer it from the knowledge base; to send one to a vendor, open the vendor and choose Send a questionnaire."
+	if v.Can("manage") {
+		lv.EmptyHref, lv.EmptyAction = "#file", "Upload a questionnaire"
 	}
 	v.Title, v.Section = "Questionnaires", "questionnaires"
 	if v.Flash == "" {
 		v.Flash = flash(r)
 	}
 	vendors := map[string]string{}
-	for _, q := range l.Items {
+	for _, q := range items {
 		if q.VendorID == nil || vendors[*q.VendorID] != "" {
 			continue
 		}
@@ -45,7 +56,7 @@ func (s *Server) questionnairesPage(w http.ResponseWriter, r *http.Request, v *v
 			vendors[vd.ID] = vd.Name
 		}
 	}
-	v.Data = map[string]any{"Items": l.Items, "Pager": newPager(r, pg, l.Total), "Vendors": vendors}
+	v.Data = map[string]any{"Items": items, "List": lv, "Vendors": vendors}
 	return s.page(w, r, "questionnaires", v)
 }
 

@@ -19,16 +19,27 @@ func (s *Server) uiVariableRoutes(page func(method, path string, acc uiAccess, h
 }
 
 func (s *Server) uiVariables(w http.ResponseWriter, r *http.Request, v *view) error {
-	pg := uiPage(r, 50)
-	l, err := s.app.ListVariables(r.Context(), app.VariableFilter{Search: r.URL.Query().Get("q"), Page: pg})
-	if err != nil {
+	f := app.VariableFilter{Search: r.URL.Query().Get("q")}
+	lv, items, done, err := runList(w, r, v, variableList(func(p app.Page) ([]app.Variable, int, error) {
+		f.Page = p
+		l, err := s.app.ListVariables(r.Context(), f)
+		return l.Items, l.Total, err
+	}))
+	if done || err != nil {
 		return err
+	}
+	if v.Form == nil {
+		v.Form = r.URL.Query()
 	}
 	v.Title, v.Section = "Variables", "variables"
 	if v.Flash == "" {
 		v.Flash = flash(r)
 	}
-	v.Data = map[string]any{"Variables": l.Items, "Pager": newPager(r, pg, l.Total), "Q": r.URL.Query().Get("q")}
+	lv.EmptyText = "No variables yet. A variable, such as the company's legal name, fills its placeholder in policies."
+	if v.Can("manage") {
+		lv.EmptyHref, lv.EmptyAction = "#name", "Create a variable"
+	}
+	v.Data = map[string]any{"Variables": items, "List": lv, "Q": r.URL.Query().Get("q")}
 	return s.page(w, r, "variables", v)
 }
 
