@@ -74,6 +74,7 @@ func rootCmd() *cobra.Command {
 	_ = v.BindPFlag("data_dir", root.PersistentFlags().Lookup("data-dir"))
 
 	setWebhookDefaults(v)
+	setIntegrationDefaults(v)
 	setBackupDefaults(v)
 	root.AddCommand(serveCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), restoreCmd(v), doctorCmd(v),
 		auditCmd(v))
@@ -157,6 +158,10 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 		EnterpriseBurst: v.GetInt("enterprise_burst"),
 	})
 	if err := configureWebhooks(v, dir, a); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := configureIntegrations(v, a); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -276,6 +281,11 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			runner := e.app.NewScheduler(append(scheduledJobs(e, deliverer.Options()), bjobs...)...)
 			runner.Start(jobCtx)
 			deliverer.Start(jobCtx)
+			integWG, err := startIntegrations(jobCtx, e)
+			if err != nil {
+				stopJobs()
+				return err
+			}
 			errc := make(chan error, 3)
 			if certs != nil {
 				go func() { errc <- hs.ServeTLS(ln, "", "") }()
@@ -305,6 +315,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 				stopJobs()
 				runner.Wait()
 				deliverer.Wait()
+				integWG.Wait()
 				return err
 			case <-ctx.Done():
 			}
@@ -326,6 +337,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			stopJobs()
 			runner.Wait()
 			deliverer.Wait()
+			integWG.Wait()
 			if err := e.app.FlushKeyUsage(sctx); err != nil {
 				log.Warn("flush key usage", slog.Any("error", err))
 			}

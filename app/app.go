@@ -59,6 +59,7 @@ type Store interface {
 	SearchStore
 	EvidenceLibraryStore
 	OnboardingStore
+	IntegrationStore
 }
 
 // Config holds the service-level settings.
@@ -82,6 +83,7 @@ type App struct {
 	// metrics receives measurements of background work (SetMetrics).
 	metrics Metrics
 	search  searchState
+	integ   integrationState
 }
 
 // New builds the services over a store. now may be nil for time.Now.

@@ -37,6 +37,10 @@ const (
 	PrefixIncidentReport   = "irp"
 	PrefixIncidentVersion  = "irv"
 	PrefixIncidentTimeline = "itl"
+	// Integrations: a connection, a check run, an exception to a check.
+	PrefixConnection         = "icn"
+	PrefixCheckRun           = "icr"
+	PrefixCheckException     = "icx"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
