@@ -38,9 +38,9 @@ const (
 	PrefixIncidentVersion  = "irv"
 	PrefixIncidentTimeline = "itl"
 	// Integrations: a connection, a check run, an exception to a check.
-	PrefixConnection         = "icn"
-	PrefixCheckRun           = "icr"
-	PrefixCheckException     = "icx"
+	PrefixConnection     = "icn"
+	PrefixCheckRun       = "icr"
+	PrefixCheckException = "icx"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

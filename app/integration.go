@@ -42,10 +42,10 @@ const PushTokenPrefix = "cpt_"
 
 // Connection limits.
 const (
-	maxConnectionName   = 200
-	maxCredentialValue  = 16 << 10
-	maxConnVariableValue    = 16 << 10
-	maxConnectionFields = 50
+	maxConnectionName    = 200
+	maxCredentialValue   = 16 << 10
+	maxConnVariableValue = 16 << 10
+	maxConnectionFields  = 50
 )
 
 // Connection is an organization's configured link to a provider. Its
