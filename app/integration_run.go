@@ -681,7 +681,6 @@ func (a *App) applyOutcomes(ctx context.Context, run *CheckRun, c *Connection, d
 			return err
 		}
 		controlsOf := map[string][]string{}
-		touched := map[string]bool{}
 		for _, id := range order {
 			v := verdicts[id]
 			controlsOf[id] = checkControls(cat, v.def, served)
@@ -702,9 +701,6 @@ func (a *App) applyOutcomes(ctx context.Context, run *CheckRun, c *Connection, d
 						if err := a.store.SetCheckFinding(ctx, orgID, c.ID, k, f.ID); err != nil {
 							return err
 						}
-						for _, ctl := range f.LinkedControlIDs {
-							touched[ctl] = true
-						}
 					}
 				case CheckPass, CheckExcepted:
 					if has {
@@ -715,9 +711,6 @@ func (a *App) applyOutcomes(ctx context.Context, run *CheckRun, c *Connection, d
 						if resolved != nil {
 							r.FindingID = &fid
 							run.FindingsResolved++
-							for _, ctl := range resolved.LinkedControlIDs {
-								touched[ctl] = true
-							}
 						}
 					}
 				}
@@ -728,19 +721,15 @@ func (a *App) applyOutcomes(ctx context.Context, run *CheckRun, c *Connection, d
 					return err
 				}
 				run.EvidenceAttached += n
-				for _, ctl := range controlsOf[id] {
-					touched[ctl] = true
-				}
 			}
 		}
 		if err := a.store.InsertCheckResults(ctx, orgID, results); err != nil {
 			return err
 		}
-		for _, ctl := range sortedKeys(touched) {
-			if err := a.reevaluateControl(ctx, orgID, ctl); err != nil && !errors.Is(err, ErrNotFound) {
-				return err
-			}
-		}
+		// Findings weigh on the score directly (blocking findings), and
+		// evidence on a control without a task does not change the
+		// status rule, so no control is re-evaluated here; attaching
+		// evidence moves a not-started control to in progress.
 		return nil
 	})
 	if err != nil {

@@ -246,15 +246,11 @@ func (s *Server) deleteCheckException(w http.ResponseWriter, r *http.Request) er
 	return nil
 }
 
-// pushCheckResults takes a custom connection's results. The token comes in
-// X-Push-Token or as a bearer token.
+// pushCheckResults takes a custom connection's results, authenticated by
+// the push token in X-Push-Token (an Authorization header is the API's own
+// credential and is checked as such).
 func (s *Server) pushCheckResults(w http.ResponseWriter, r *http.Request) error {
 	token := strings.TrimSpace(r.Header.Get("X-Push-Token"))
-	if token == "" {
-		if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-			token = strings.TrimSpace(h[7:])
-		}
-	}
 	if token == "" {
 		return app.Errorf(app.ErrUnauthenticated, "send the connection's push token in X-Push-Token")
 	}
