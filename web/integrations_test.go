@@ -3,9 +3,12 @@ package web
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +18,8 @@ import (
 
 	"github.com/compliance-appliance/compliance/app"
 	"github.com/compliance-appliance/compliance/integrations/custom"
+	"github.com/compliance-appliance/compliance/integrations/https"
+	"github.com/compliance-appliance/compliance/integrations/outbound"
 )
 
 // fakeProvider is an in-test integration provider: two checks, resources
@@ -611,5 +616,41 @@ func TestIntegrationCustomPush(t *testing.T) {
 	wantStatus(t, e.do("POST", path, "", push, "X-Push-Token", fresh), http.StatusCreated)
 	if fs := e.checkFindings(); len(fs) != 1 {
 		t.Fatalf("a second push duplicated findings: %v", fs)
+	}
+}
+
+// TestIntegrationHTTPSProvider: the https provider through the engine
+// against a local TLS server: passing TLS checks attach evidence to the
+// cryptography control, missing headers open a finding.
+func TestIntegrationHTTPSProvider(t *testing.T) {
+	t.Parallel()
+	e := newIntegEnv(t)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Strict-Transport-Security", "max-age=31536000")
+	}))
+	srv.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	srv.StartTLS()
+	defer srv.Close()
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	c, err := outbound.New(outbound.Options{TLSConfig: &tls.Config{RootCAs: pool}, MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.app.RegisterIntegrationProviders(https.New(c))
+	wantField(t, e.do("POST", "/v1/integrations/connections", e.owner, map[string]any{"providerSlug": "https",
+		"variables": map[string]any{"urls": []string{"not a url"}}}), "variables.urls")
+	wantField(t, e.do("POST", "/v1/integrations/connections", e.owner, map[string]any{"providerSlug": "https"}), "variables.urls")
+	conn := e.connect(map[string]any{"providerSlug": "https", "variables": map[string]any{"urls": []string{srv.URL}}})
+	run := e.run(conn)
+	if run["status"] != "succeeded" || run["passed"].(float64) != 5 || run["failed"].(float64) != 1 || run["findingsOpened"].(float64) != 1 {
+		t.Fatalf("run %v", run)
+	}
+	fs := e.checkFindings()
+	if len(fs) != 1 || fs[0]["severity"] != "low" || !strings.Contains(fs[0]["content"].(string), "Content-Security-Policy") {
+		t.Fatalf("findings %v", fs)
+	}
+	if evs := list(t, e.do("GET", "/v1/controls/"+e.controlFor("A.8.24")+"/evidence", e.owner, nil)); len(evs) == 0 {
+		t.Fatal("no evidence on the cryptography control")
 	}
 }
