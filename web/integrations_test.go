@@ -654,3 +654,26 @@ func TestIntegrationHTTPSProvider(t *testing.T) {
 		t.Fatal("no evidence on the cryptography control")
 	}
 }
+
+// TestIntegrationMCPTools: the read tools list connections and a
+// connection's results; another organization's connection is not found.
+func TestIntegrationMCPTools(t *testing.T) {
+	t.Parallel()
+	e := newIntegEnv(t)
+	conn := e.connect(map[string]any{"providerSlug": "fake", "credentials": map[string]any{"token": fakeToken}})
+	e.run(conn)
+	cs := mcpSession(t, e.testEnv, http.Header{"X-Api-Key": {e.key(e.org, app.RoleAuditor)}})
+	out, isErr := callTool(t, cs, "list_connections", map[string]any{})
+	if isErr || len(out["data"].([]any)) != 1 || strings.Contains(fmt.Sprint(out), fakeToken) {
+		t.Fatalf("list_connections: %v", out)
+	}
+	out, isErr = callTool(t, cs, "list_check_results", map[string]any{"connectionId": conn, "status": "fail"})
+	if isErr || len(out["data"].([]any)) != 1 {
+		t.Fatalf("list_check_results: %v", out)
+	}
+	other := mcpSession(t, e.testEnv, http.Header{"X-Api-Key": {e.key(e.testEnv.org("Globex", app.PlanProfessional), app.RoleOwner)}})
+	out, _ = callTool(t, other, "list_check_results", map[string]any{"connectionId": conn})
+	if !strings.Contains(fmt.Sprint(out["error"]), "not_found") {
+		t.Fatalf("another organization: %v", out)
+	}
+}
