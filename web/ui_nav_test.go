@@ -48,11 +48,12 @@ func TestUINavigationPerRole(t *testing.T) {
 		"Compliance": {"/frameworks", "/controls", "/evidence", "/soa", "/policies", "/tasks"},
 		"Risk":       {"/risks", "/vendors", "/findings", "/incidents"},
 		"Trust":      {"/trust-settings", "/questionnaires", "/knowledge-base", "/csrd"},
+		"Automation": {"/integrations"},
 		"People":     {"/people"},
 		"Settings": {"/settings", "/context", "/variables", "/api-keys", "/webhooks", "/oauth-apps",
 			"/connected-apps", "/audit-log"},
 	}
-	all := []string{"Overview", "Compliance", "Risk", "Trust", "People", "Settings"}
+	all := []string{"Overview", "Compliance", "Risk", "Trust", "Automation", "People", "Settings"}
 	auditor := map[string][]string{}
 	for k, v := range manager {
 		auditor[k] = v

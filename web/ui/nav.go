@@ -52,6 +52,9 @@ var (
 			{"kb", "/knowledge-base", "Knowledge base", staff},
 			{"csrd", "/csrd", "CSRD", staff},
 		}},
+		{"Automation", []navItem{
+			{"integrations", "/integrations", "Integrations", staff},
+		}},
 		{"People", []navItem{
 			{"people", "/people", "People", everyone},
 		}},

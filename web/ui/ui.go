@@ -44,6 +44,7 @@ var uiSections = map[string]bool{
 	"findings":          true,
 	"frameworks":        true,
 	"incidents":         true,
+	"integrations":      true,
 	"jobs":              true,
 	"knowledge-base":    true,
 	"login":             true,
