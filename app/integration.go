@@ -64,6 +64,7 @@ type Connection struct {
 	CredentialFields []CredentialState `json:"credentialFields"`
 	Metadata         map[string]any    `json:"metadata"`
 	PushTokenHint    *string           `json:"pushTokenHint"`
+	WebhookEnabled   bool              `json:"webhookEnabled"`
 	LastRunAt        *time.Time        `json:"lastRunAt"`
 	LastRunStatus    *string           `json:"lastRunStatus"`
 	NextRunAt        *time.Time        `json:"nextRunAt"`
@@ -77,6 +78,8 @@ type Connection struct {
 	SealedCredentials []byte   `json:"-"`
 	CredentialKeys    []string `json:"-"`
 	PushTokenHash     *string  `json:"-"`
+	// SealedWebhookSecret verifies inbound provider webhooks.
+	SealedWebhookSecret []byte `json:"-"`
 	// OrgID is filled by the store's cross-organization reads only.
 	OrgID string `json:"-"`
 }
@@ -156,6 +159,8 @@ type IntegrationStore interface {
 	// ConnectionByPushToken finds a connection by its push token's hash,
 	// over every organization.
 	ConnectionByPushToken(ctx context.Context, hash string) (*Connection, error)
+	// ConnectionByID finds a connection over every organization.
+	ConnectionByID(ctx context.Context, id string) (*Connection, error)
 	// DueConnections lists active connections whose next run is due.
 	DueConnections(ctx context.Context, now time.Time) ([]Connection, error)
 
@@ -196,6 +201,7 @@ func (a *App) connectionView(c *Connection) *Connection {
 		c.Metadata = map[string]any{}
 	}
 	c.ProviderID = c.ProviderSlug
+	c.WebhookEnabled = len(c.SealedWebhookSecret) > 0
 	set := map[string]bool{}
 	for _, k := range c.CredentialKeys {
 		set[k] = true
@@ -806,6 +812,7 @@ func (a *App) setConnectionStatus(ctx context.Context, id, action, status string
 		case ConnectionDisconnected:
 			changed = len(c.CredentialKeys) > 0 || c.PushTokenHash != nil
 			c.SealedCredentials, c.CredentialKeys, c.PushTokenHash, c.PushTokenHint = nil, []string{}, nil, nil
+			c.SealedWebhookSecret = nil
 		}
 		return changed, nil
 	})

@@ -33,7 +33,7 @@ var operationVerbs = map[string]bool{
 	"restore": true, "revoke": true, "rotate": true, "save": true, "search": true,
 	"send": true, "sign": true, "submit": true, "transfer": true, "unlink": true,
 	"upload": true,
-	"disconnect": true, "pause": true, "push": true, "resume": true, "run": true, "test": true,
+	"disconnect": true, "pause": true, "push": true, "receive": true, "resume": true, "run": true, "test": true,
 }
 
 var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}

@@ -14,14 +14,14 @@ import (
 var _ app.IntegrationStore = (*DB)(nil)
 
 const connectionColumns = `id, provider_slug, name, status, sync_frequency, variables, services, sealed_credentials, credential_keys,
-	push_token_hash, push_token_hint, metadata, last_run_at, last_run_status, next_run_at, error_message, created_by, created_at, updated_at`
+	push_token_hash, push_token_hint, webhook_secret_sealed, metadata, last_run_at, last_run_status, next_run_at, error_message, created_by, created_at, updated_at`
 
 func scanConnection(row interface{ Scan(...any) error }, withOrg bool) (*app.Connection, error) {
 	var c app.Connection
 	var vars, services, keys, meta, created, updated string
 	var hash, hint, lastAt, lastStatus, next, errMsg sql.NullString
 	dest := []any{&c.ID, &c.ProviderSlug, &c.Name, &c.Status, &c.SyncFrequency, &vars, &services, &c.SealedCredentials, &keys,
-		&hash, &hint, &meta, &lastAt, &lastStatus, &next, &errMsg, &c.CreatedBy, &created, &updated}
+		&hash, &hint, &c.SealedWebhookSecret, &meta, &lastAt, &lastStatus, &next, &errMsg, &c.CreatedBy, &created, &updated}
 	if withOrg {
 		dest = append(dest, &c.OrgID)
 	}
@@ -74,8 +74,12 @@ func connectionArgs(c *app.Connection) ([]any, error) {
 	if len(c.SealedCredentials) > 0 {
 		sealed = c.SealedCredentials
 	}
+	var whs any
+	if len(c.SealedWebhookSecret) > 0 {
+		whs = c.SealedWebhookSecret
+	}
 	return []any{c.ProviderSlug, c.Name, c.Status, c.SyncFrequency, vars, services, sealed, keys, nullStr(c.PushTokenHash),
-		nullStr(c.PushTokenHint), meta, tsPtr(c.LastRunAt), nullStr(c.LastRunStatus), tsPtr(c.NextRunAt), nullStr(c.ErrorMessage),
+		nullStr(c.PushTokenHint), whs, meta, tsPtr(c.LastRunAt), nullStr(c.LastRunStatus), tsPtr(c.NextRunAt), nullStr(c.ErrorMessage),
 		c.CreatedBy, ts(c.CreatedAt), ts(c.UpdatedAt)}, nil
 }
 
@@ -101,7 +105,7 @@ func (db *DB) UpdateConnection(ctx context.Context, orgID string, c *app.Connect
 	}
 	res, err := db.wr(ctx).ExecContext(ctx, `UPDATE integration_connections SET provider_slug = ?, name = ?, status = ?,
 		sync_frequency = ?, variables = ?, services = ?, sealed_credentials = ?, credential_keys = ?, push_token_hash = ?,
-		push_token_hint = ?, metadata = ?, last_run_at = ?, last_run_status = ?, next_run_at = ?, error_message = ?,
+		push_token_hint = ?, webhook_secret_sealed = ?, metadata = ?, last_run_at = ?, last_run_status = ?, next_run_at = ?, error_message = ?,
 		created_by = ?, created_at = ?, updated_at = ? WHERE organization_id = ? AND id = ?`, append(args, orgID, c.ID)...)
 	return affected(res, err)
 }
@@ -166,6 +170,13 @@ func (db *DB) DeleteConnection(ctx context.Context, orgID, id string) error {
 func (db *DB) ConnectionByPushToken(ctx context.Context, hash string) (*app.Connection, error) {
 	return scanConnection(db.rd(ctx).QueryRowContext(ctx, `SELECT `+connectionColumns+`, organization_id FROM integration_connections
 		WHERE push_token_hash = ?`, hash), true)
+}
+
+// ConnectionByID finds a connection by id over every organization (an
+// inbound provider webhook names only the connection).
+func (db *DB) ConnectionByID(ctx context.Context, id string) (*app.Connection, error) {
+	return scanConnection(db.rd(ctx).QueryRowContext(ctx, `SELECT `+connectionColumns+`, organization_id FROM integration_connections
+		WHERE id = ?`, id), true)
 }
 
 // DueConnections lists active (or erroring) connections whose next run is

@@ -3,6 +3,9 @@ package web
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -676,4 +679,60 @@ func TestIntegrationMCPTools(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(out["error"]), "not_found") {
 		t.Fatalf("another organization: %v", out)
 	}
+}
+
+// TestIntegrationProviderWebhook: a delivery signed with the connection's
+// secret queues a run; a bad signature, another provider's path or a
+// connection without a secret is 401 and records nothing.
+func TestIntegrationProviderWebhook(t *testing.T) {
+	t.Parallel()
+	e := newIntegEnv(t)
+	conn := e.connect(map[string]any{"providerSlug": "fake", "credentials": map[string]any{"token": fakeToken}})
+	path := "/v1/integrations/webhooks/fake/" + conn
+	body := `{"ref":"refs/heads/main"}`
+	sign := func(secret, b string) string {
+		m := hmac.New(sha256.New, []byte(secret))
+		m.Write([]byte(b))
+		return "sha256=" + hex.EncodeToString(m.Sum(nil))
+	}
+	// No secret yet: refused.
+	wantError(t, e.do("POST", path, "", body, "X-Hub-Signature-256", sign("x", body)), http.StatusUnauthorized, "unauthorized")
+	rec := e.do("POST", "/v1/integrations/connections/"+conn+"/webhook-secret", e.owner, nil)
+	wantStatus(t, rec, http.StatusOK)
+	ws := obj(t, rec)
+	secret := ws["webhookSecret"].(string)
+	if ws["webhookPath"] != path || !strings.HasPrefix(secret, app.ConnectionWebhookSecretPrefix) {
+		t.Fatalf("secret %v", ws)
+	}
+	if c := obj(t, e.do("GET", "/v1/integrations/connections/"+conn, e.owner, nil)); c["webhookEnabled"] != true {
+		t.Fatalf("connection %v", c)
+	}
+	e.assertNotInFiles(secret)
+	wantError(t, e.do("POST", path, "", body, "X-Hub-Signature-256", sign("wrong", body)), http.StatusUnauthorized, "unauthorized")
+	wantError(t, e.do("POST", path, "", body), http.StatusUnauthorized, "unauthorized")
+	wantError(t, e.do("POST", path, "", body+" ", "X-Hub-Signature-256", sign(secret, body)), http.StatusUnauthorized, "unauthorized")
+	wantError(t, e.do("POST", "/v1/integrations/webhooks/gitlab/"+conn, "", body, "X-Gitlab-Token", secret), http.StatusUnauthorized, "unauthorized")
+	if runs := list(t, e.do("GET", "/v1/integrations/checks/connections/"+conn+"/runs", e.owner, nil)); len(runs) != 0 {
+		t.Fatalf("refused deliveries recorded runs: %v", runs)
+	}
+	rec = e.do("POST", path, "", body, "X-Hub-Signature-256", sign(secret, body))
+	wantStatus(t, rec, http.StatusAccepted)
+	if m := obj(t, rec); m["success"] != true || m["checkRunId"] == nil {
+		t.Fatalf("delivery %v", m)
+	}
+	// A second delivery while the run is queued adds none.
+	rec = e.do("POST", path, "", body, "X-Hub-Signature-256", sign(secret, body))
+	wantStatus(t, rec, http.StatusAccepted)
+	if m := obj(t, rec); m["checkRunId"] != nil {
+		t.Fatalf("second delivery %v", m)
+	}
+	if n, err := e.app.ProcessQueuedRuns(context.Background()); err != nil || n != 1 {
+		t.Fatalf("ran %d: %v", n, err)
+	}
+	runs := list(t, e.do("GET", "/v1/integrations/checks/connections/"+conn+"/runs", e.owner, nil))
+	if len(runs) != 1 || runs[0]["trigger"] != "webhook" || runs[0]["status"] != "succeeded" {
+		t.Fatalf("runs %v", runs)
+	}
+	// The auditor may not rotate the secret.
+	wantError(t, e.do("POST", "/v1/integrations/connections/"+conn+"/webhook-secret", e.key(e.org, app.RoleAuditor), nil), http.StatusForbidden, "forbidden")
 }

@@ -23,6 +23,7 @@ CREATE TABLE integration_connections (
     -- inbound provider webhooks are verified with.
     push_token_hash TEXT UNIQUE,
     push_token_hint TEXT,
+    webhook_secret_sealed BLOB,
     metadata TEXT NOT NULL DEFAULT '{}',
     last_run_at TEXT,
     last_run_status TEXT,

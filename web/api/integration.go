@@ -1,6 +1,7 @@
 package api
 
 import (
+	"io"
 	"net/http"
 	"strings"
 
@@ -27,6 +28,7 @@ func (s *Server) integrationRoutes(handle routeFunc) {
 	handle("PUT", "/v1/integrations/connections/{id}/services", httpx.CanManage, s.updateConnectionServices)
 	handle("PUT", "/v1/integrations/connections/{id}/credentials", httpx.CanManage, s.updateConnectionCredentials)
 	handle("POST", "/v1/integrations/connections/{id}/push-token", httpx.CanManage, s.rotatePushToken)
+	handle("POST", "/v1/integrations/connections/{id}/webhook-secret", httpx.CanManage, s.rotateConnectionWebhookSecret)
 
 	handle("GET", "/v1/integrations/checks/providers/{providerSlug}", httpx.CanRead, s.listProviderChecks)
 	handle("GET", "/v1/integrations/checks/connections/{connectionId}", httpx.CanRead, s.listConnectionChecks)
@@ -39,8 +41,10 @@ func (s *Server) integrationRoutes(handle routeFunc) {
 	handle("GET", "/v1/integrations/checks/runs/{checkRunId}", httpx.CanRead, s.getCheckRun)
 	handle("GET", "/v1/integrations/checks/runs/{checkRunId}/results", httpx.CanRead, s.listCheckRunResults)
 
-	// Authenticated by the connection's push token, not an API key.
+	// Authenticated by the connection's push token or webhook signature,
+	// not an API key.
 	handle("POST", "/v1/integrations/push/{connectionId}", httpx.Public, s.pushCheckResults)
+	handle("POST", "/v1/integrations/webhooks/{providerSlug}/{connectionId}", httpx.Public, s.receiveProviderWebhook)
 }
 
 func (s *Server) listIntegrationProviders(w http.ResponseWriter, r *http.Request) error {
@@ -263,4 +267,21 @@ func (s *Server) pushCheckResults(w http.ResponseWriter, r *http.Request) error 
 	}
 	v, err := s.app.PushCheckResults(r.Context(), pathID(r, "connectionId"), token, in)
 	return ok(w, http.StatusCreated, v, err)
+}
+
+func (s *Server) rotateConnectionWebhookSecret(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.app.RotateConnectionWebhookSecret(r.Context(), pathID(r, "id"))
+	return ok(w, http.StatusOK, v, err)
+}
+
+// receiveProviderWebhook verifies a provider's webhook over the raw body
+// and queues a run.
+func (s *Server) receiveProviderWebhook(w http.ResponseWriter, r *http.Request) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	v, err := s.app.ReceiveProviderWebhook(r.Context(), pathID(r, "providerSlug"), pathID(r, "connectionId"),
+		app.InboundWebhook{Body: body, Header: r.Header.Get})
+	return ok(w, http.StatusAccepted, v, err)
 }
