@@ -78,6 +78,7 @@ func rootCmd() *cobra.Command {
 
 	setWebhookDefaults(v)
 	setMailDefaults(v)
+	setIntegrationDefaults(v)
 	setBackupDefaults(v)
 	setPentestDefaults(v)
 	root.AddCommand(serveCmd(v), mailCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), restoreCmd(v), doctorCmd(v),
@@ -172,6 +173,10 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 	}
 	configurePentests(v, a)
 	if err := configureAssistant(v, a, log); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := configureIntegrations(v, a); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -294,6 +299,11 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			if err := e.app.StartPentests(jobCtx); err != nil {
 				log.Error("start pentests", slog.Any("error", err))
 			}
+			integWG, err := startIntegrations(jobCtx, e)
+			if err != nil {
+				stopJobs()
+				return err
+			}
 			errc := make(chan error, 3)
 			if certs != nil {
 				go func() { errc <- hs.ServeTLS(ln, "", "") }()
@@ -324,6 +334,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 				runner.Wait()
 				deliverer.Wait()
 				e.app.WaitPentests()
+				integWG.Wait()
 				return err
 			case <-ctx.Done():
 			}
@@ -346,6 +357,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			runner.Wait()
 			deliverer.Wait()
 			e.app.WaitPentests()
+			integWG.Wait()
 			if err := e.app.FlushKeyUsage(sctx); err != nil {
 				log.Warn("flush key usage", slog.Any("error", err))
 			}

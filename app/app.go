@@ -63,6 +63,7 @@ type Store interface {
 	NotificationStore
 	PentestStore
 	AssistantStore
+	IntegrationStore
 }
 
 // Config holds the service-level settings.
@@ -94,6 +95,7 @@ type App struct {
 	pentests pentestState
 	// assistant holds the assistant's language model, when configured.
 	assistant assistantState
+	integ     integrationState
 }
 
 // New builds the services over a store. now may be nil for time.Now.

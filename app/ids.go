@@ -49,6 +49,10 @@ const (
 	// assistant's conversations and their messages.
 	PrefixAssistantSession = "asn"
 	PrefixAssistantMessage = "amg"
+	// Integrations: a connection, a check run, an exception to a check.
+	PrefixConnection     = "icn"
+	PrefixCheckRun       = "icr"
+	PrefixCheckException = "icx"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

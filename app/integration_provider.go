@@ -89,7 +89,7 @@ type ProviderVariable struct {
 	Key      string   `json:"key"`
 	Label    string   `json:"label"`
 	Help     string   `json:"help,omitempty"`
-	Type     string   `json:"type"` // "text", "select", "multi_select", "number", "boolean"
+	Type     string   `json:"type"` // "text", "select", "multi_select", "number", "boolean", "url_list" (http(s) URLs, one per line; validated)
 	Required bool     `json:"required"`
 	Default  string   `json:"default,omitempty"`
 	Options  []string `json:"options,omitempty"`

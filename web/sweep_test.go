@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/integrations/custom"
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
@@ -39,6 +40,10 @@ type sweepFixture struct {
 	// shared marks kinds every organization may read (built-in catalogs,
 	// public portals): the 404 assertion does not apply to them.
 	shared bool
+	// catalog marks shared kinds whose value is the same in every
+	// organization (a compiled-in provider, its check ids): B showing it
+	// leaks nothing of A.
+	catalog bool
 }
 
 var sweepFixtures = []sweepFixture{
@@ -232,6 +237,37 @@ var sweepFixtures = []sweepFixture{
 			}
 			return issues[0]["id"].(string)
 		}},
+	// Integrations: the providers are a catalog every organization reads;
+	// a custom (push) connection needs no outbound call.
+	{kind: "integration_provider", names: []string{"providerSlug"}, shared: true, catalog: true,
+		create: func(e *testEnv, _ string, _ func(string) string) string {
+			e.app.RegisterIntegrationProviders(sweepPushProvider{})
+			return sweepProviderSlug
+		}},
+	{kind: "integration_check", names: []string{"checkId"}, shared: true, catalog: true,
+		create: func(_ *testEnv, _ string, _ func(string) string) string { return "sweep-check-q7x" }},
+	{kind: "connection", names: []string{"connections", "connectionId"}, prefix: app.PrefixConnection,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			return sweepCreate(e, org, "/v1/integrations/connections", map[string]any{"providerSlug": ref("integration_provider")})
+		}},
+	{kind: "check_run", names: []string{"runs", "checkRunId"}, prefix: app.PrefixCheckRun,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			conn := ref("connection")
+			rec := e.do("POST", "/v1/integrations/connections/"+conn+"/push-token", sweepKey(e, org), nil)
+			wantStatus(e.t, rec, http.StatusOK)
+			run, err := e.app.PushCheckResults(context.Background(), conn, obj(e.t, rec)["pushToken"].(string), app.PushResults{Checks: []app.PushCheck{
+				{CheckID: ref("integration_check"), Resources: []app.PushResource{{ID: "sweep-1", Status: "pass"}}}}})
+			if err != nil {
+				e.t.Fatalf("check run fixture: %v", err)
+			}
+			return run.ID
+		}},
+	{kind: "check_exception", names: []string{"exceptions", "exceptionId"}, prefix: app.PrefixCheckException,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			return sweepCreate(e, org, "/v1/integrations/checks/connections/"+ref("connection")+"/exceptions", map[string]any{
+				"checkId": ref("integration_check"), "resourceId": "sweep-1", "reason": "Accepted for the sweep: a test resource only.",
+				"reviewerId": ref("person"), "expiresAt": "2026-06-01"})
+		}},
 	// The public portal and its links are addressed by slug and token, not
 	// by the caller's organization: public operations are shared.
 	// The Statement of Applicability is addressed by a built-in catalog
@@ -278,6 +314,18 @@ var sweepFixtures = []sweepFixture{
 		create: func(e *testEnv, org string, _ func(string) string) string {
 			return sweepCreate(e, org, "/v1/assistant-chat/sessions", map[string]any{"title": "Sweep session"})
 		}},
+}
+
+// sweepPushProvider is the custom (push) provider under a slug no response
+// carries by chance, so the leak check can look for it.
+type sweepPushProvider struct{ custom.Provider }
+
+const sweepProviderSlug = "sweep-push-q7x"
+
+func (sweepPushProvider) Definition() app.ProviderDefinition {
+	d := custom.New().Definition()
+	d.Slug, d.Name = sweepProviderSlug, "Sweep push"
+	return d
 }
 
 // sweepKeys caches one owner key per organization for fixtures made
@@ -655,7 +703,10 @@ func TestCrossOrganizationSweep(t *testing.T) {
 	ownerA, auditorA := e.key(orgA, app.RoleOwner), e.key(orgA, app.RoleAuditor)
 	ownerB := e.key(orgB, app.RoleOwner)
 	secretsA := []string{orgA}
-	for _, id := range a.ids {
+	for kind, id := range a.ids {
+		if f, ok := sweepKindByName(kind); ok && f.catalog {
+			continue
+		}
 		if strings.Trim(id, "0123456789") == "" {
 			continue // a per-organization number (context versions): B has its own
 		}

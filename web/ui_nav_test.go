@@ -47,13 +47,13 @@ func TestUINavigationPerRole(t *testing.T) {
 		"Overview":   {"/", "/assistant"},
 		"Compliance": {"/frameworks", "/controls", "/evidence", "/soa", "/policies", "/tasks"},
 		"Risk":       {"/risks", "/vendors", "/findings", "/incidents"},
-		"Automation": {"/pentests"},
 		"Trust":      {"/trust-settings", "/questionnaires", "/knowledge-base", "/csrd"},
+		"Automation": {"/integrations", "/pentests"},
 		"People":     {"/people"},
 		"Settings": {"/settings", "/context", "/variables", "/api-keys", "/webhooks", "/oauth-apps",
 			"/connected-apps", "/notifications", "/audit-log"},
 	}
-	all := []string{"Overview", "Compliance", "Risk", "Automation", "Trust", "People", "Settings"}
+	all := []string{"Overview", "Compliance", "Risk", "Trust", "Automation", "People", "Settings"}
 	auditor := map[string][]string{}
 	for k, v := range manager {
 		auditor[k] = v

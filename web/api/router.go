@@ -39,4 +39,5 @@ func (s *Server) routes() {
 	s.notificationRoutes(s.Handle)
 	s.pentestRoutes(s.Handle)
 	s.assistantRoutes(s.Handle)
+	s.integrationRoutes(s.Handle)
 }

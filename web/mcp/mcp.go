@@ -36,6 +36,8 @@ func (s *Server) mcpTools(srv *mcp.Server) {
 	addTool(s, srv, "create_finding", "Create a finding (title, severity, linkedControlIds...). Needs a role that may record findings (owner, admin; auditors in a session).", true, s.toolCreateFinding)
 	addTool(s, srv, "list_expiring_evidence", "List evidence that expires within the next days (default 30), soonest first.", false, s.toolListExpiringEvidence)
 	addTool(s, srv, "list_incidents", "List incidents with their statutory reporting clocks (NIS2, DORA, GDPR, CRA), with optional status, type, regime and overdue filters.", false, s.toolListIncidents)
+	addTool(s, srv, "list_connections", "List the organization's integration connections (provider, status, schedule, last run); never their credentials.", false, s.toolListConnections)
+	addTool(s, srv, "list_check_results", "List the automated check results of a connection (icn_...), newest first, with optional check and status (pass, fail, error, excepted) filters.", false, s.toolListCheckResults)
 	addTool(s, srv, "get_incident", "Get one incident by id (inc_...) with its reporting clocks: each report's due time, start event, legal basis and status.", false, s.toolGetIncident)
 	addTool(s, srv, "list_pentests", "List security penetration tests (newest first) with status, progress and issue counts; optional targetUrl and status filters. Owners, admins and auditors.", false, s.toolListPentests)
 	addTool(s, srv, "get_pentest_report", "Get a completed penetration test's report by id (pen_...): the run, its issues grouped by severity with CVSS scores, evidence and remediation.", false, s.toolGetPentestReport)
@@ -402,4 +404,39 @@ type askIn struct {
 
 func (s *Server) toolAskAssistant(ctx context.Context, in askIn) (*app.AssistantMessage, error) {
 	return s.app.AskAssistant(ctx, in.Question)
+}
+
+func (s *Server) toolListConnections(ctx context.Context, in pageIn) (listOut[app.Connection], error) {
+	pg, err := in.page()
+	if err != nil {
+		return listOut[app.Connection]{}, err
+	}
+	cs, err := s.app.ListConnections(ctx)
+	if err != nil {
+		return listOut[app.Connection]{}, err
+	}
+	from := min(pg.Offset(), len(cs))
+	return listOut[app.Connection]{Data: cs[from:min(from+pg.PerPage, len(cs))], Meta: httpx.NewMeta(pg, len(cs))}, nil
+}
+
+type listCheckResultsIn struct {
+	pageIn
+	ConnectionID string `json:"connectionId" jsonschema:"the connection (icn_...)"`
+	CheckID      string `json:"checkId,omitempty" jsonschema:"one check, e.g. https.tls_version"`
+	Status       string `json:"status,omitempty" jsonschema:"pass, fail, error or excepted"`
+}
+
+func (s *Server) toolListCheckResults(ctx context.Context, in listCheckResultsIn) (listOut[app.CheckResult], error) {
+	pg, err := in.page()
+	if err != nil {
+		return listOut[app.CheckResult]{}, err
+	}
+	if in.ConnectionID == "" {
+		return listOut[app.CheckResult]{}, app.Invalid("connectionId", app.CodeRequired, nil, "connectionId is required")
+	}
+	l, err := s.app.ListCheckResults(ctx, app.CheckResultFilter{ConnectionID: in.ConnectionID, CheckID: in.CheckID, Status: in.Status, Page: pg})
+	if err != nil {
+		return listOut[app.CheckResult]{}, err
+	}
+	return listOut[app.CheckResult]{Data: l.Items, Meta: httpx.NewMeta(pg, l.Total)}, nil
 }

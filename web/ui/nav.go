@@ -47,14 +47,15 @@ var (
 			{"findings", "/findings", "Findings", everyone},
 			{"incidents", "/incidents", "Incidents", everyone},
 		}},
-		{"Automation", []navItem{
-			{"pentests", "/pentests", "Penetration tests", staff},
-		}},
 		{"Trust", []navItem{
 			{"trust", "/trust-settings", "Trust portal", staff},
 			{"questionnaires", "/questionnaires", "Questionnaires", staff},
 			{"kb", "/knowledge-base", "Knowledge base", staff},
 			{"csrd", "/csrd", "CSRD", staff},
+		}},
+		{"Automation", []navItem{
+			{"integrations", "/integrations", "Integrations", staff},
+			{"pentests", "/pentests", "Penetration tests", staff},
 		}},
 		{"People", []navItem{
 			{"people", "/people", "People", everyone},

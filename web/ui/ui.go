@@ -47,6 +47,7 @@ var uiSections = map[string]bool{
 	"frameworks":        true,
 	"incidents":         true,
 	"pentests":          true,
+	"integrations":      true,
 	"jobs":              true,
 	"knowledge-base":    true,
 	"login":             true,
