@@ -59,6 +59,7 @@ type Store interface {
 	SearchStore
 	EvidenceLibraryStore
 	OnboardingStore
+	TrainingStore
 }
 
 // Config holds the service-level settings.
