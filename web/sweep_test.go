@@ -247,6 +247,20 @@ var sweepFixtures = []sweepFixture{
 			}
 			return tok
 		}},
+	{kind: "training_module", names: []string{"videoId", "moduleId"}, prefix: app.PrefixTrainingModule,
+		create: func(e *testEnv, org string, _ func(string) string) string {
+			rec := e.uploadField("/v1/training/modules", sweepKey(e, org), "file", "sweep.pdf", []byte("%PDF sweep"), "title", "Sweep module")
+			return sweepID(e, rec, "training module")
+		}},
+	{kind: "training_completion", names: []string{"completionId"}, prefix: app.PrefixTrainingCompletion,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			ctx := app.WithPrincipal(context.Background(), &app.Principal{OrgID: org, Role: app.RoleEmployee, AuthType: app.AuthSession, UserID: ref("person")})
+			c, err := e.app.CompleteTrainingModule(ctx, ref("training_module"))
+			if err != nil {
+				e.t.Fatalf("training completion fixture: %v", err)
+			}
+			return c.ID
+		}},
 }
 
 // sweepKeys caches one owner key per organization for fixtures made
@@ -288,9 +302,10 @@ var sweepBodies = map[string]any{}
 // sweepNotWrites lists non-GET operations that do not change data, with
 // the reason; the auditor sweep skips them.
 var sweepNotWrites = map[string]string{
-	"POST /oauth/authorize": "the consent form of a signed-in person; an API key is not a credential there",
-	"POST /v1/auth/logout":  "ends the caller's own session; with a key there is none to end",
-	"POST /v1/mcp":          "the MCP transport: each tool checks the role itself (an auditor's create_vendor is refused, see TestMCPWithAPIKey)",
+	"POST /oauth/authorize":                  "the consent form of a signed-in person; an API key is not a credential there",
+	"POST /v1/auth/logout":                   "ends the caller's own session; with a key there is none to end",
+	"POST /v1/mcp":                           "the MCP transport: each tool checks the role itself (an auditor's create_vendor is refused, see TestMCPWithAPIKey)",
+	"POST /v1/training/generate-certificate": "renders a certificate PDF; it reads and changes nothing (auditors may download certificates)",
 }
 
 // sweepParamKinds names the kind of a path parameter where the parameter
@@ -303,8 +318,11 @@ var sweepParamKinds = map[string]map[string]string{
 // with the reason: an API key (of any organization) is 403 whatever the id
 // names, which tells B nothing about A's resources.
 var sweepSessionOnly = map[string]string{
-	"DELETE /v1/oauth/grants/{id}":       "grants belong to the person who gave them",
-	"POST /v1/policies/{id}/acknowledge": "a person acknowledges a policy; a key acts for no person",
+	"DELETE /v1/oauth/grants/{id}":                     "grants belong to the person who gave them",
+	"POST /v1/policies/{id}/acknowledge":               "a person acknowledges a policy; a key acts for no person",
+	"POST /v1/training/completions/{videoId}/answers":  "a person takes a quiz; a key acts for no person",
+	"POST /v1/training/completions/{videoId}/complete": "a person acknowledges a module; a key acts for no person",
+	"GET /v1/me/work":                                  "the signed-in person's own work; a key acts for no person",
 }
 
 // sweepFixtureSet is the fixtures of one organization by kind.
