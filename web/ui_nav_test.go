@@ -44,11 +44,11 @@ func TestUINavigationPerRole(t *testing.T) {
 	e := newTestServer(t)
 	f := e.uiFixture("Acme")
 	manager := map[string][]string{
-		"Overview":   {"/"},
+		"Overview":   {"/", "/my-work"},
 		"Compliance": {"/frameworks", "/controls", "/evidence", "/soa", "/policies", "/tasks"},
 		"Risk":       {"/risks", "/vendors", "/findings", "/incidents"},
 		"Trust":      {"/trust-settings", "/questionnaires", "/knowledge-base", "/csrd"},
-		"People":     {"/people"},
+		"People":     {"/people", "/training"},
 		"Settings": {"/settings", "/context", "/variables", "/api-keys", "/webhooks", "/oauth-apps",
 			"/connected-apps", "/audit-log"},
 	}
@@ -59,10 +59,10 @@ func TestUINavigationPerRole(t *testing.T) {
 	}
 	auditor["Settings"] = []string{"/settings", "/context", "/variables", "/connected-apps", "/audit-log"}
 	employee := map[string][]string{
-		"Overview":   {"/"},
+		"Overview":   {"/", "/my-work"},
 		"Compliance": {"/frameworks", "/controls", "/evidence", "/policies", "/tasks"},
 		"Risk":       {"/risks", "/vendors", "/findings", "/incidents"},
-		"People":     {"/people"},
+		"People":     {"/people", "/training"},
 		"Settings":   {"/settings", "/connected-apps"},
 	}
 	for _, tc := range []struct {

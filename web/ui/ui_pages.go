@@ -75,6 +75,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiEvidenceRoutes(page)
 
 	s.uiIncidentRoutes(page)
+	s.uiTrainingRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)
