@@ -398,3 +398,31 @@ func TestMyWorkPerRole(t *testing.T) {
 	wantStatus(t, e.do("POST", "/v1/policies/"+pol+"/acknowledge", ada, nil), http.StatusCreated)
 	check(obj(t, e.do("GET", "/v1/me/work", ada, nil)), 0, 1, 1, 1)
 }
+
+// TestTrainingMCPTool: list_training_status gives an auditor the rates
+// and every assignment, an employee only their own, and another
+// organization nothing of them.
+func TestTrainingMCPTool(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	org := e.org("Acme", app.PlanProfessional)
+	admin := e.key(org, app.RoleAdmin)
+	adaID, ada := e.personKey(org, "ada@example.com", app.RoleEmployee)
+	e.person(org, "bob@example.com", app.RoleEmployee)
+	wantStatus(t, e.do("POST", "/v1/training/assignments", admin, map[string]any{"moduleId": "incident-reporting", "target": "everyone"}), http.StatusCreated)
+	cs := mcpSession(t, e, http.Header{"X-Api-Key": {e.key(org, app.RoleAuditor)}})
+	out, isErr := callTool(t, cs, "list_training_status", map[string]any{})
+	if isErr || len(out["data"].([]any)) != 2 || len(out["modules"].([]any)) != 1 {
+		t.Fatalf("auditor: %v", out)
+	}
+	cs = mcpSession(t, e, http.Header{"X-Api-Key": {ada}})
+	out, isErr = callTool(t, cs, "list_training_status", map[string]any{})
+	if isErr || len(out["data"].([]any)) != 1 || len(out["modules"].([]any)) != 0 || out["data"].([]any)[0].(map[string]any)["personId"] != adaID {
+		t.Fatalf("employee: %v", out)
+	}
+	other := mcpSession(t, e, http.Header{"X-Api-Key": {e.key(e.org("Globex", app.PlanProfessional), app.RoleOwner)}})
+	out, isErr = callTool(t, other, "list_training_status", map[string]any{"personId": adaID})
+	if isErr || len(out["data"].([]any)) != 0 {
+		t.Fatalf("another organization: %v", out)
+	}
+}

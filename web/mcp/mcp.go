@@ -37,6 +37,7 @@ func (s *Server) mcpTools(srv *mcp.Server) {
 	addTool(s, srv, "list_expiring_evidence", "List evidence that expires within the next days (default 30), soonest first.", false, s.toolListExpiringEvidence)
 	addTool(s, srv, "list_incidents", "List incidents with their statutory reporting clocks (NIS2, DORA, GDPR, CRA), with optional status, type, regime and overdue filters.", false, s.toolListIncidents)
 	addTool(s, srv, "get_incident", "Get one incident by id (inc_...) with its reporting clocks: each report's due time, start event, legal basis and status.", false, s.toolGetIncident)
+	addTool(s, srv, "list_training_status", "Training status: completion rates by module (owners, admins, auditors) and assignments with status and due date, with optional personId, moduleId and status (assigned, overdue, completed) filters; employees and contractors see their own assignments.", false, s.toolListTrainingStatus)
 }
 
 // mcpToolNames lists the tools in the manifest, in mcpTools order.
@@ -368,4 +369,38 @@ func (s *Server) toolListIncidents(ctx context.Context, in listIncidentsIn) (lis
 
 func (s *Server) toolGetIncident(ctx context.Context, in idIn) (*app.Incident, error) {
 	return s.app.GetIncident(ctx, in.ID)
+}
+
+type trainingStatusIn struct {
+	pageIn
+	PersonID string `json:"personId,omitempty" jsonschema:"only this person's assignments (usr_...)"`
+	ModuleID string `json:"moduleId,omitempty" jsonschema:"only this module's assignments (a catalog slug such as security-awareness, or trm_...)"`
+	Status   string `json:"status,omitempty" jsonschema:"assigned, overdue or completed"`
+}
+
+type trainingStatusOut struct {
+	Modules []app.TrainingModuleStats `json:"modules"`
+	Data    []app.TrainingAssignment  `json:"data"`
+	Meta    httpx.Meta                `json:"meta"`
+}
+
+// toolListTrainingStatus reports completion rates (staff only) and the
+// assignments the caller may see.
+func (s *Server) toolListTrainingStatus(ctx context.Context, in trainingStatusIn) (trainingStatusOut, error) {
+	pg, err := in.page()
+	if err != nil {
+		return trainingStatusOut{}, err
+	}
+	out := trainingStatusOut{Modules: []app.TrainingModuleStats{}}
+	if p := app.PrincipalFrom(ctx); p != nil && !p.SeesOnlyAssigned() {
+		if out.Modules, err = s.app.TrainingOverview(ctx); err != nil {
+			return trainingStatusOut{}, err
+		}
+	}
+	l, err := s.app.ListTrainingAssignments(ctx, app.TrainingAssignmentFilter{PersonID: in.PersonID, ModuleID: in.ModuleID, Status: in.Status, Page: pg})
+	if err != nil {
+		return trainingStatusOut{}, err
+	}
+	out.Data, out.Meta = l.Items, httpx.NewMeta(pg, l.Total)
+	return out, nil
 }
