@@ -261,6 +261,14 @@ var sweepFixtures = []sweepFixture{
 			}
 			return c.ID
 		}},
+	{kind: "certificate_code", names: []string{"code"}, shared: true,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			c, err := e.app.GetTrainingCompletion(e.ctx(org), ref("training_completion"))
+			if err != nil || c.VerificationCode == nil {
+				e.t.Fatalf("certificate code fixture: %v", err)
+			}
+			return *c.VerificationCode
+		}},
 }
 
 // sweepKeys caches one owner key per organization for fixtures made
