@@ -71,6 +71,12 @@ func scheduledJobs(e *env, o app.DeliveryOptions) []app.Job {
 			n, err := e.app.RemindIncidentDeadlines(ctx)
 			return int64(n), err
 		})},
+		// Hourly: yearly renewal of required training, overdue marking and
+		// reminders (due dates are calendar dates).
+		{Name: "run_training_schedule", Interval: time.Hour, Run: discardCount(func(ctx context.Context) (int64, error) {
+			n, err := e.app.RunTrainingSchedule(ctx)
+			return int64(n), err
+		})},
 	}
 }
 

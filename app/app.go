@@ -64,6 +64,7 @@ type Store interface {
 	PentestStore
 	AssistantStore
 	IntegrationStore
+	TrainingStore
 }
 
 // Config holds the service-level settings.

@@ -244,6 +244,9 @@ func (a *App) createPeople(ctx context.Context, in []PersonCreate, list string) 
 				Events: []Event{ResourceEvent("person", "created", got)}}); err != nil {
 				return err
 			}
+			if err := a.assignRequiredTraining(ctx, p.OrgID, got); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

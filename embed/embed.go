@@ -28,3 +28,10 @@ var Frameworks embed.FS
 //
 //go:embed ui/templates/*.html ui/static/*
 var UI embed.FS
+
+// Training holds the built-in security-awareness training catalog: one JSON
+// file per module with its sections, quiz, pass mark, version and the
+// framework requirements it evidences.
+//
+//go:embed training/*.json
+var Training embed.FS

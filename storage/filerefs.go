@@ -15,6 +15,7 @@ var fileRefColumns = []struct{ table, column string }{
 	{"attachments", "sha256"},
 	{"questionnaires", "file_sha256"},
 	{"trust_documents", "sha256"},
+	{"training_modules", "file_sha256"},
 }
 
 // notFileColumns hold hashes of text kept in the database, not of files.

@@ -314,6 +314,28 @@ var sweepFixtures = []sweepFixture{
 		create: func(e *testEnv, org string, _ func(string) string) string {
 			return sweepCreate(e, org, "/v1/assistant-chat/sessions", map[string]any{"title": "Sweep session"})
 		}},
+	{kind: "training_module", names: []string{"videoId", "moduleId"}, prefix: app.PrefixTrainingModule,
+		create: func(e *testEnv, org string, _ func(string) string) string {
+			rec := e.uploadField("/v1/training/modules", sweepKey(e, org), "file", "sweep.pdf", []byte("%PDF sweep"), "title", "Sweep module")
+			return sweepID(e, rec, "training module")
+		}},
+	{kind: "training_completion", names: []string{"completionId"}, prefix: app.PrefixTrainingCompletion,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			ctx := app.WithPrincipal(context.Background(), &app.Principal{OrgID: org, Role: app.RoleEmployee, AuthType: app.AuthSession, UserID: ref("person")})
+			c, err := e.app.CompleteTrainingModule(ctx, ref("training_module"))
+			if err != nil {
+				e.t.Fatalf("training completion fixture: %v", err)
+			}
+			return c.ID
+		}},
+	{kind: "certificate_code", names: []string{"code"}, shared: true,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			c, err := e.app.GetTrainingCompletion(e.ctx(org), ref("training_completion"))
+			if err != nil || c.VerificationCode == nil {
+				e.t.Fatalf("certificate code fixture: %v", err)
+			}
+			return *c.VerificationCode
+		}},
 }
 
 // sweepPushProvider is the custom (push) provider under a slug no response
@@ -367,9 +389,10 @@ var sweepBodies = map[string]any{}
 // sweepNotWrites lists non-GET operations that do not change data, with
 // the reason; the auditor sweep skips them.
 var sweepNotWrites = map[string]string{
-	"POST /oauth/authorize": "the consent form of a signed-in person; an API key is not a credential there",
-	"POST /v1/auth/logout":  "ends the caller's own session; with a key there is none to end",
-	"POST /v1/mcp":          "the MCP transport: each tool checks the role itself (an auditor's create_vendor is refused, see TestMCPWithAPIKey)",
+	"POST /oauth/authorize":                  "the consent form of a signed-in person; an API key is not a credential there",
+	"POST /v1/auth/logout":                   "ends the caller's own session; with a key there is none to end",
+	"POST /v1/mcp":                           "the MCP transport: each tool checks the role itself (an auditor's create_vendor is refused, see TestMCPWithAPIKey)",
+	"POST /v1/training/generate-certificate": "renders a certificate PDF; it reads and changes nothing (auditors may download certificates)",
 }
 
 // sweepParamKinds names the kind of a path parameter where the parameter
@@ -382,8 +405,11 @@ var sweepParamKinds = map[string]map[string]string{
 // with the reason: an API key (of any organization) is 403 whatever the id
 // names, which tells B nothing about A's resources.
 var sweepSessionOnly = map[string]string{
-	"DELETE /v1/oauth/grants/{id}":       "grants belong to the person who gave them",
-	"POST /v1/policies/{id}/acknowledge": "a person acknowledges a policy; a key acts for no person",
+	"DELETE /v1/oauth/grants/{id}":                     "grants belong to the person who gave them",
+	"POST /v1/policies/{id}/acknowledge":               "a person acknowledges a policy; a key acts for no person",
+	"POST /v1/training/completions/{videoId}/answers":  "a person takes a quiz; a key acts for no person",
+	"POST /v1/training/completions/{videoId}/complete": "a person acknowledges a module; a key acts for no person",
+	"GET /v1/me/work":                                  "the signed-in person's own work; a key acts for no person",
 }
 
 // sweepFixtureSet is the fixtures of one organization by kind.

@@ -44,12 +44,12 @@ func TestUINavigationPerRole(t *testing.T) {
 	e := newTestServer(t)
 	f := e.uiFixture("Acme")
 	manager := map[string][]string{
-		"Overview":   {"/", "/assistant"},
+		"Overview":   {"/", "/my-work", "/assistant"},
 		"Compliance": {"/frameworks", "/controls", "/evidence", "/soa", "/policies", "/tasks"},
 		"Risk":       {"/risks", "/vendors", "/findings", "/incidents"},
 		"Trust":      {"/trust-settings", "/questionnaires", "/knowledge-base", "/csrd"},
 		"Automation": {"/integrations", "/pentests"},
-		"People":     {"/people"},
+		"People":     {"/people", "/training"},
 		"Settings": {"/settings", "/context", "/variables", "/api-keys", "/webhooks", "/oauth-apps",
 			"/connected-apps", "/notifications", "/audit-log"},
 	}
@@ -60,10 +60,10 @@ func TestUINavigationPerRole(t *testing.T) {
 	}
 	auditor["Settings"] = []string{"/settings", "/context", "/variables", "/connected-apps", "/notifications", "/audit-log"}
 	employee := map[string][]string{
-		"Overview":   {"/", "/assistant"},
+		"Overview":   {"/", "/my-work", "/assistant"},
 		"Compliance": {"/frameworks", "/controls", "/evidence", "/policies", "/tasks"},
 		"Risk":       {"/risks", "/vendors", "/findings", "/incidents"},
-		"People":     {"/people"},
+		"People":     {"/people", "/training"},
 		"Settings":   {"/settings", "/connected-apps", "/notifications"},
 	}
 	for _, tc := range []struct {

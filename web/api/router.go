@@ -40,4 +40,5 @@ func (s *Server) routes() {
 	s.pentestRoutes(s.Handle)
 	s.assistantRoutes(s.Handle)
 	s.integrationRoutes(s.Handle)
+	s.trainingRoutes(s.Handle)
 }

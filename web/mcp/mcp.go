@@ -42,6 +42,7 @@ func (s *Server) mcpTools(srv *mcp.Server) {
 	addTool(s, srv, "list_pentests", "List security penetration tests (newest first) with status, progress and issue counts; optional targetUrl and status filters. Owners, admins and auditors.", false, s.toolListPentests)
 	addTool(s, srv, "get_pentest_report", "Get a completed penetration test's report by id (pen_...): the run, its issues grouped by severity with CVSS scores, evidence and remediation.", false, s.toolGetPentestReport)
 	addTool(s, srv, "ask_assistant", "Ask the compliance assistant a question in plain words (controls without evidence, expiring evidence, vendors, risks, findings, overdue work, what a policy says); the answer names the records it came from.", false, s.toolAskAssistant)
+	addTool(s, srv, "list_training_status", "Training status: completion rates by module (owners, admins, auditors) and assignments with status and due date, with optional personId, moduleId and status (assigned, overdue, completed) filters; employees and contractors see their own assignments.", false, s.toolListTrainingStatus)
 }
 
 // mcpToolNames lists the tools in the manifest, in mcpTools order.
@@ -439,4 +440,38 @@ func (s *Server) toolListCheckResults(ctx context.Context, in listCheckResultsIn
 		return listOut[app.CheckResult]{}, err
 	}
 	return listOut[app.CheckResult]{Data: l.Items, Meta: httpx.NewMeta(pg, l.Total)}, nil
+}
+
+type trainingStatusIn struct {
+	pageIn
+	PersonID string `json:"personId,omitempty" jsonschema:"only this person's assignments (usr_...)"`
+	ModuleID string `json:"moduleId,omitempty" jsonschema:"only this module's assignments (a catalog slug such as security-awareness, or trm_...)"`
+	Status   string `json:"status,omitempty" jsonschema:"assigned, overdue or completed"`
+}
+
+type trainingStatusOut struct {
+	Modules []app.TrainingModuleStats `json:"modules"`
+	Data    []app.TrainingAssignment  `json:"data"`
+	Meta    httpx.Meta                `json:"meta"`
+}
+
+// toolListTrainingStatus reports completion rates (staff only) and the
+// assignments the caller may see.
+func (s *Server) toolListTrainingStatus(ctx context.Context, in trainingStatusIn) (trainingStatusOut, error) {
+	pg, err := in.page()
+	if err != nil {
+		return trainingStatusOut{}, err
+	}
+	out := trainingStatusOut{Modules: []app.TrainingModuleStats{}}
+	if p := app.PrincipalFrom(ctx); p != nil && !p.SeesOnlyAssigned() {
+		if out.Modules, err = s.app.TrainingOverview(ctx); err != nil {
+			return trainingStatusOut{}, err
+		}
+	}
+	l, err := s.app.ListTrainingAssignments(ctx, app.TrainingAssignmentFilter{PersonID: in.PersonID, ModuleID: in.ModuleID, Status: in.Status, Page: pg})
+	if err != nil {
+		return trainingStatusOut{}, err
+	}
+	out.Data, out.Meta = l.Items, httpx.NewMeta(pg, l.Total)
+	return out, nil
 }

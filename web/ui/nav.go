@@ -31,6 +31,7 @@ var (
 	navDefault = []navGroup{
 		{"Overview", []navItem{
 			{"dashboard", "/", "Dashboard", everyone},
+			{"my-work", "/my-work", "My work", everyone},
 			{"assistant", "/assistant", "Assistant", everyone},
 		}},
 		{"Compliance", []navItem{
@@ -59,6 +60,7 @@ var (
 		}},
 		{"People", []navItem{
 			{"people", "/people", "People", everyone},
+			{"training", "/training", "Training", everyone},
 		}},
 		{"Settings", []navItem{
 			{"settings", "/settings", "Organization settings", everyone},

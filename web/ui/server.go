@@ -53,6 +53,7 @@ func (s *Server) publicRoutes(handle func(method, path string, acc httpx.Access,
 	handle("POST", "/trust/{slug}/request", httpx.Public, s.trustRequestForm)
 	handle("GET", "/trust/{slug}/access/{token}", httpx.Public, s.trustAccessPage)
 	handle("POST", "/trust/{slug}/access/{token}/nda", httpx.Public, s.trustNDAForm)
+	handle("GET", "/verify/training/{code}", httpx.Public, s.verifyTrainingPage)
 }
 
 // mountUI builds the web application and mounts it on the router for the
