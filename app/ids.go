@@ -37,6 +37,11 @@ const (
 	PrefixIncidentReport   = "irp"
 	PrefixIncidentVersion  = "irv"
 	PrefixIncidentTimeline = "itl"
+	// Device agent: a reported check result, an agent's device token and
+	// an enrolment token.
+	PrefixDeviceCheck    = "dck"
+	PrefixDeviceToken    = "dat"
+	PrefixEnrolmentToken = "den"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

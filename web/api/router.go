@@ -35,4 +35,5 @@ func (s *Server) routes() {
 	s.questionnaireRoutes(s.Handle)
 	s.trustRoutes(s.Handle)
 	s.searchRoutes(s.Handle)
+	s.deviceAgentRoutes(s.Handle)
 }
