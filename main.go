@@ -71,12 +71,14 @@ func rootCmd() *cobra.Command {
 	v.SetDefault("tls_cert_file", "")
 	v.SetDefault("tls_key_file", "")
 	v.SetDefault("tls_redirect_addr", "")
+	v.SetDefault("agent.downloads_dir", "")
 	_ = v.BindPFlag("data_dir", root.PersistentFlags().Lookup("data-dir"))
 
 	setWebhookDefaults(v)
 	setBackupDefaults(v)
 	root.AddCommand(serveCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), restoreCmd(v), doctorCmd(v),
 		auditCmd(v))
+	root.AddCommand(agentCmd(v))
 	return root
 }
 
@@ -224,6 +226,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			app.SetAgentDownloadsDir(v.GetString("agent.downloads_dir"))
 			srv, err := web.New(e.app, log, web.Options{
 				Version:        version,
 				MaxUploadBytes: int64(v.GetInt("max_upload_mb")) << 20,
