@@ -326,3 +326,27 @@ func TestDeviceAgentDownloads(t *testing.T) {
 	wantField(t, e.do("GET", "/v1/device-agent/mac?arch=ppc", key, nil), "arch")
 	wantError(t, e.do("GET", "/v1/device-agent/windows", "", nil), http.StatusUnauthorized, "unauthorized")
 }
+
+// TestDeviceMCPTool: list_devices lists the organization's devices with
+// the compliance filter, and nothing of another organization.
+func TestDeviceMCPTool(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	org := e.org("Acme", app.PlanProfessional)
+	dev, tok := enrol(t, e, org, "SER-M")
+	wantStatus(t, e.do("POST", "/v1/device-agent/check-in", "", checks(dev, e.clock.Now(), app.CheckAntivirus), "X-Device-Token", tok), http.StatusCreated)
+	cs := mcpSession(t, e, http.Header{"X-Api-Key": {e.key(org, app.RoleAuditor)}})
+	out, isErr := callTool(t, cs, "list_devices", map[string]any{"compliant": false})
+	if isErr || len(out["data"].([]any)) != 1 || out["data"].([]any)[0].(map[string]any)["id"] != dev {
+		t.Fatalf("list_devices compliant=false: %v", out)
+	}
+	out, isErr = callTool(t, cs, "list_devices", map[string]any{"compliant": true})
+	if isErr || len(out["data"].([]any)) != 0 {
+		t.Fatalf("list_devices compliant=true: %v", out)
+	}
+	other := mcpSession(t, e, http.Header{"X-Api-Key": {e.key(e.org("Globex", app.PlanProfessional), app.RoleOwner)}})
+	out, _ = callTool(t, other, "list_devices", map[string]any{})
+	if len(out["data"].([]any)) != 0 {
+		t.Fatalf("another organization sees devices: %v", out)
+	}
+}

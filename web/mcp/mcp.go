@@ -37,6 +37,7 @@ func (s *Server) mcpTools(srv *mcp.Server) {
 	addTool(s, srv, "list_expiring_evidence", "List evidence that expires within the next days (default 30), soonest first.", false, s.toolListExpiringEvidence)
 	addTool(s, srv, "list_incidents", "List incidents with their statutory reporting clocks (NIS2, DORA, GDPR, CRA), with optional status, type, regime and overdue filters.", false, s.toolListIncidents)
 	addTool(s, srv, "get_incident", "Get one incident by id (inc_...) with its reporting clocks: each report's due time, start event, legal basis and status.", false, s.toolGetIncident)
+	addTool(s, srv, "list_devices", "List the organization's devices with their compliance (every check of the last agent check-in passed), with optional personId, platform, compliant and stale (no check-in for 7 days) filters.", false, s.toolListDevices)
 }
 
 // mcpToolNames lists the tools in the manifest, in mcpTools order.
@@ -368,4 +369,24 @@ func (s *Server) toolListIncidents(ctx context.Context, in listIncidentsIn) (lis
 
 func (s *Server) toolGetIncident(ctx context.Context, in idIn) (*app.Incident, error) {
 	return s.app.GetIncident(ctx, in.ID)
+}
+
+type listDevicesIn struct {
+	pageIn
+	PersonID  string `json:"personId,omitempty" jsonschema:"only the devices of this person (usr_...)"`
+	Platform  string `json:"platform,omitempty" jsonschema:"macos, windows or linux"`
+	Compliant *bool  `json:"compliant,omitempty" jsonschema:"true for compliant devices, false for the others"`
+	Stale     *bool  `json:"stale,omitempty" jsonschema:"true for devices without a check-in for 7 days (or never)"`
+}
+
+func (s *Server) toolListDevices(ctx context.Context, in listDevicesIn) (listOut[app.Device], error) {
+	pg, err := in.page()
+	if err != nil {
+		return listOut[app.Device]{}, err
+	}
+	l, err := s.app.ListDevices(ctx, app.DeviceFilter{PersonID: in.PersonID, Platform: in.Platform, Compliant: in.Compliant, Stale: in.Stale, Page: pg})
+	if err != nil {
+		return listOut[app.Device]{}, err
+	}
+	return listOut[app.Device]{Data: l.Items, Meta: httpx.NewMeta(pg, l.Total)}, nil
 }
