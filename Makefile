@@ -76,8 +76,12 @@ release:
 	mkdir -p dist
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/$(BINARY)-linux-amd64 .
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/$(BINARY)-linux-arm64 .
+	# The same binary is the device agent (`compliance agent`) on laptops.
+	CGO_ENABLED=0 GOOS=darwin GOARCH=amd64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/$(BINARY)-darwin-amd64 .
+	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/$(BINARY)-darwin-arm64 .
+	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/$(BINARY)-windows-amd64.exe .
 	GOOS=linux GOARCH=amd64 $(GO) run $(CYCLONEDX) app -json -licenses -output dist/$(BINARY).cdx.json -main . .
-	cd dist && sha256sum $(BINARY)-linux-amd64 $(BINARY)-linux-arm64 $(BINARY).cdx.json > SHA256SUMS
+	cd dist && sha256sum $(BINARY)-linux-amd64 $(BINARY)-linux-arm64 $(BINARY)-darwin-amd64 $(BINARY)-darwin-arm64 $(BINARY)-windows-amd64.exe $(BINARY).cdx.json > SHA256SUMS
 
 # package: .deb and .rpm packages for both architectures (nfpm), with the
 # hardened systemd unit (docs/deploy/compliance.service), into dist/.

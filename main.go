@@ -74,6 +74,7 @@ func rootCmd() *cobra.Command {
 	v.SetDefault("assistant.model.stream", true)
 	v.SetDefault("assistant.model.timeout", "60s")
 	v.SetDefault("assistant.model.max_tokens", 1024)
+	v.SetDefault("agent.downloads_dir", "")
 	_ = v.BindPFlag("data_dir", root.PersistentFlags().Lookup("data-dir"))
 
 	setWebhookDefaults(v)
@@ -83,6 +84,7 @@ func rootCmd() *cobra.Command {
 	setPentestDefaults(v)
 	root.AddCommand(serveCmd(v), mailCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), restoreCmd(v), doctorCmd(v),
 		auditCmd(v))
+	root.AddCommand(agentCmd(v))
 	return root
 }
 
@@ -244,6 +246,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			app.SetAgentDownloadsDir(v.GetString("agent.downloads_dir"))
 			srv, err := web.New(e.app, log, web.Options{
 				Version:        version,
 				MaxUploadBytes: int64(v.GetInt("max_upload_mb")) << 20,

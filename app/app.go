@@ -27,6 +27,7 @@ type Store interface {
 	APIKeyStore
 	VendorStore
 	DeviceStore
+	DeviceAgentStore
 	ControlStore
 	FrameworkStore
 	EvidenceStore

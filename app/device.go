@@ -14,17 +14,20 @@ var devicePlatforms = []string{"macos", "windows", "linux"}
 // Device is a computer used by a person, reported by the device agent or
 // registered by an administrator.
 type Device struct {
-	ID           string     `json:"id"`
-	Name         string     `json:"name"`
-	Hostname     string     `json:"hostname"`
-	Platform     string     `json:"platform"`
-	OSVersion    *string    `json:"osVersion"`
-	SerialNumber *string    `json:"serialNumber"`
-	PersonID     *string    `json:"personId"`
-	IsCompliant  bool       `json:"isCompliant"`
-	LastCheckIn  *time.Time `json:"lastCheckInAt"`
-	CreatedAt    time.Time  `json:"createdAt"`
-	UpdatedAt    time.Time  `json:"updatedAt"`
+	ID           string  `json:"id"`
+	Name         string  `json:"name"`
+	Hostname     string  `json:"hostname"`
+	Platform     string  `json:"platform"`
+	OSVersion    *string `json:"osVersion"`
+	SerialNumber *string `json:"serialNumber"`
+	// HardwareModel and AgentVersion are reported by the device agent.
+	HardwareModel *string    `json:"hardwareModel"`
+	AgentVersion  *string    `json:"agentVersion"`
+	PersonID      *string    `json:"personId"`
+	IsCompliant   bool       `json:"isCompliant"`
+	LastCheckIn   *time.Time `json:"lastCheckInAt"`
+	CreatedAt     time.Time  `json:"createdAt"`
+	UpdatedAt     time.Time  `json:"updatedAt"`
 }
 
 // DeviceLink is the body of POST /v1/people/{id}/devices: either the id of a
@@ -42,7 +45,14 @@ type DeviceLink struct {
 type DeviceFilter struct {
 	PersonID string
 	Unlinked bool // only devices linked to nobody
-	Page     Page
+	Platform string
+	// Compliant, when set, keeps compliant (true) or non-compliant devices.
+	Compliant *bool
+	// Stale, when set, keeps devices without a check-in since StaleBefore
+	// (true; never checked in counts as stale) or with one (false).
+	Stale       *bool
+	StaleBefore time.Time
+	Page        Page
 }
 
 // DeviceStore persists devices.
@@ -67,6 +77,9 @@ func (a *App) ListDevices(ctx context.Context, f DeviceFilter) (List[Device], er
 		if p.UserID == "" {
 			return List[Device]{Items: []Device{}}, nil
 		}
+	}
+	if f.Stale != nil {
+		f.StaleBefore = a.Now().Add(-DeviceStaleAfter)
 	}
 	return a.store.ListDevices(ctx, p.OrgID, f)
 }

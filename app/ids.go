@@ -53,6 +53,11 @@ const (
 	PrefixConnection     = "icn"
 	PrefixCheckRun       = "icr"
 	PrefixCheckException = "icx"
+	// Device agent: a reported check result, an agent's device token and
+	// an enrolment token.
+	PrefixDeviceCheck    = "dck"
+	PrefixDeviceToken    = "dat"
+	PrefixEnrolmentToken = "den"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

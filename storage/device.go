@@ -8,16 +8,17 @@ import (
 	"github.com/compliance-appliance/compliance/app"
 )
 
-const deviceColumns = `id, person_id, name, hostname, platform, os_version, serial_number, is_compliant, last_check_in_at, created_at, updated_at`
+const deviceColumns = `id, person_id, name, hostname, platform, os_version, serial_number, is_compliant, last_check_in_at, created_at, updated_at, hardware_model, agent_version`
 
 func scanDevice(row interface{ Scan(...any) error }) (*app.Device, error) {
 	var d app.Device
-	var person, osv, serial, last sql.NullString
+	var person, osv, serial, last, model, agentVersion sql.NullString
 	var compliant int
 	var created, updated string
-	if err := row.Scan(&d.ID, &person, &d.Name, &d.Hostname, &d.Platform, &osv, &serial, &compliant, &last, &created, &updated); err != nil {
+	if err := row.Scan(&d.ID, &person, &d.Name, &d.Hostname, &d.Platform, &osv, &serial, &compliant, &last, &created, &updated, &model, &agentVersion); err != nil {
 		return nil, mapErr(err)
 	}
+	d.HardwareModel, d.AgentVersion = strPtr(model), strPtr(agentVersion)
 	d.PersonID, d.OSVersion, d.SerialNumber = strPtr(person), strPtr(osv), strPtr(serial)
 	d.IsCompliant = compliant == 1
 	d.LastCheckIn = parseTSPtr(last)
@@ -27,9 +28,9 @@ func scanDevice(row interface{ Scan(...any) error }) (*app.Device, error) {
 
 // CreateDevice inserts a device.
 func (db *DB) CreateDevice(ctx context.Context, orgID string, d *app.Device) error {
-	_, err := db.wr(ctx).ExecContext(ctx, `INSERT INTO devices (organization_id, `+deviceColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := db.wr(ctx).ExecContext(ctx, `INSERT INTO devices (organization_id, `+deviceColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		orgID, d.ID, nullStr(d.PersonID), d.Name, d.Hostname, d.Platform, nullStr(d.OSVersion), nullStr(d.SerialNumber),
-		boolInt(d.IsCompliant), tsPtr(d.LastCheckIn), ts(d.CreatedAt), ts(d.UpdatedAt))
+		boolInt(d.IsCompliant), tsPtr(d.LastCheckIn), ts(d.CreatedAt), ts(d.UpdatedAt), nullStr(d.HardwareModel), nullStr(d.AgentVersion))
 	return mapErr(err)
 }
 
@@ -55,6 +56,22 @@ func (db *DB) ListDevices(ctx context.Context, orgID string, f app.DeviceFilter)
 	}
 	if f.Unlinked {
 		cond += " AND person_id IS NULL"
+	}
+	if f.Platform != "" {
+		cond += " AND platform = ?"
+		args = append(args, f.Platform)
+	}
+	if f.Compliant != nil {
+		cond += " AND is_compliant = ?"
+		args = append(args, boolInt(*f.Compliant))
+	}
+	if f.Stale != nil {
+		if *f.Stale {
+			cond += " AND (last_check_in_at IS NULL OR last_check_in_at < ?)"
+		} else {
+			cond += " AND last_check_in_at >= ?"
+		}
+		args = append(args, ts(f.StaleBefore))
 	}
 	out := app.List[app.Device]{Items: []app.Device{}}
 	q := db.rd(ctx)

@@ -47,7 +47,7 @@ type sweepFixture struct {
 }
 
 var sweepFixtures = []sweepFixture{
-	{kind: "person", names: []string{"people", "personId", "assigneeId", "ownerId", "newOwnerId", "userId", "actorId"}, prefix: app.PrefixPerson,
+	{kind: "person", names: []string{"people", "personId", "assigneeId", "ownerId", "newOwnerId", "userId", "actorId", "memberId"}, prefix: app.PrefixPerson,
 		create: func(e *testEnv, org string, _ func(string) string) string {
 			return e.person(org, "sweep-"+strings.ToLower(org[len(org)-6:])+"@example.com", app.RoleEmployee)
 		}},
@@ -59,6 +59,16 @@ var sweepFixtures = []sweepFixture{
 			}
 			return p.Devices[0].ID
 		}},
+	{kind: "enrolment_token", names: []string{"enrolment-tokens"}, prefix: app.PrefixEnrolmentToken,
+		create: func(e *testEnv, org string, _ func(string) string) string {
+			t, err := e.app.CreateEnrolmentToken(e.ctx(org), app.EnrolmentTokenCreate{Name: "Sweep enrolment"})
+			if err != nil {
+				e.t.Fatalf("enrolment token fixture: %v", err)
+			}
+			return t.ID
+		}},
+	{kind: "agent_file", names: []string{"filename"}, shared: true,
+		create: func(*testEnv, string, func(string) string) string { return "compliance-sweep-agent" }},
 	{kind: "vendor", names: []string{"vendors", "vendorId", "resourceId", "linkedVendorIds"}, prefix: app.PrefixVendor,
 		create: func(e *testEnv, org string, ref func(string) string) string {
 			v, err := e.app.CreateVendor(e.ctx(org), app.VendorInput{Name: app.Ptr("Sweep vendor"), AssigneeID: app.Some(ref("person"))})

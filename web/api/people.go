@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/compliance-appliance/compliance/app"
 	"github.com/compliance-appliance/compliance/web/httpx"
@@ -130,7 +132,20 @@ func (s *Server) listDevices(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.app.ListDevices(r.Context(), app.DeviceFilter{PersonID: r.URL.Query().Get("personId"), Unlinked: unlinked != nil && *unlinked, Page: p})
+	compliant, err := httpx.BoolParam(r, "compliant")
+	if err != nil {
+		return err
+	}
+	stale, err := httpx.BoolParam(r, "stale")
+	if err != nil {
+		return err
+	}
+	f := app.DeviceFilter{PersonID: r.URL.Query().Get("personId"), Unlinked: unlinked != nil && *unlinked, Page: p,
+		Platform: r.URL.Query().Get("platform"), Compliant: compliant, Stale: stale}
+	if f.Platform != "" && !slices.Contains(app.DevicePlatforms(), f.Platform) {
+		return app.Invalid("platform", app.CodeInvalidEnum, f.Platform, "platform must be one of "+strings.Join(app.DevicePlatforms(), ", "))
+	}
+	l, err := s.app.ListDevices(r.Context(), f)
 	if err != nil {
 		return err
 	}
@@ -139,7 +154,7 @@ func (s *Server) listDevices(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getDevice(w http.ResponseWriter, r *http.Request) error {
-	d, err := s.app.GetDevice(r.Context(), pathID(r, "id"))
+	d, err := s.app.GetDeviceDetail(r.Context(), pathID(r, "id"))
 	if err != nil {
 		return err
 	}

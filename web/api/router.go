@@ -41,4 +41,5 @@ func (s *Server) routes() {
 	s.assistantRoutes(s.Handle)
 	s.integrationRoutes(s.Handle)
 	s.trainingRoutes(s.Handle)
+	s.deviceAgentRoutes(s.Handle)
 }

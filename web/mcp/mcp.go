@@ -43,6 +43,7 @@ func (s *Server) mcpTools(srv *mcp.Server) {
 	addTool(s, srv, "get_pentest_report", "Get a completed penetration test's report by id (pen_...): the run, its issues grouped by severity with CVSS scores, evidence and remediation.", false, s.toolGetPentestReport)
 	addTool(s, srv, "ask_assistant", "Ask the compliance assistant a question in plain words (controls without evidence, expiring evidence, vendors, risks, findings, overdue work, what a policy says); the answer names the records it came from.", false, s.toolAskAssistant)
 	addTool(s, srv, "list_training_status", "Training status: completion rates by module (owners, admins, auditors) and assignments with status and due date, with optional personId, moduleId and status (assigned, overdue, completed) filters; employees and contractors see their own assignments.", false, s.toolListTrainingStatus)
+	addTool(s, srv, "list_devices", "List the organization's devices with their compliance (every check of the last agent check-in passed), with optional personId, platform, compliant and stale (no check-in for 7 days) filters.", false, s.toolListDevices)
 }
 
 // mcpToolNames lists the tools in the manifest, in mcpTools order.
@@ -474,4 +475,24 @@ func (s *Server) toolListTrainingStatus(ctx context.Context, in trainingStatusIn
 	}
 	out.Data, out.Meta = l.Items, httpx.NewMeta(pg, l.Total)
 	return out, nil
+}
+
+type listDevicesIn struct {
+	pageIn
+	PersonID  string `json:"personId,omitempty" jsonschema:"only the devices of this person (usr_...)"`
+	Platform  string `json:"platform,omitempty" jsonschema:"macos, windows or linux"`
+	Compliant *bool  `json:"compliant,omitempty" jsonschema:"true for compliant devices, false for the others"`
+	Stale     *bool  `json:"stale,omitempty" jsonschema:"true for devices without a check-in for 7 days (or never)"`
+}
+
+func (s *Server) toolListDevices(ctx context.Context, in listDevicesIn) (listOut[app.Device], error) {
+	pg, err := in.page()
+	if err != nil {
+		return listOut[app.Device]{}, err
+	}
+	l, err := s.app.ListDevices(ctx, app.DeviceFilter{PersonID: in.PersonID, Platform: in.Platform, Compliant: in.Compliant, Stale: in.Stale, Page: pg})
+	if err != nil {
+		return listOut[app.Device]{}, err
+	}
+	return listOut[app.Device]{Data: l.Items, Meta: httpx.NewMeta(pg, l.Total)}, nil
 }
