@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -120,6 +121,19 @@ func TestMCPComplianceTools(t *testing.T) {
 	for _, n := range []string{"compliance_status", "list_controls", "get_control", "list_findings", "create_finding", "list_expiring_evidence"} {
 		if !names[n] {
 			t.Errorf("manifest lacks %s: %v", n, m["tools"])
+		}
+	}
+	// ... and exactly the tools the server registers.
+	listed, err := aud.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(listed.Tools) != len(names) {
+		t.Errorf("the server has %d tools, the manifest names %d", len(listed.Tools), len(names))
+	}
+	for _, tool := range listed.Tools {
+		if !names[tool.Name] {
+			t.Errorf("manifest lacks the registered tool %s", tool.Name)
 		}
 	}
 }

@@ -46,16 +46,12 @@ func (s *Server) mcpTools(srv *mcp.Server) {
 	addTool(s, srv, "list_devices", "List the organization's devices with their compliance (every check of the last agent check-in passed), with optional personId, platform, compliant and stale (no check-in for 7 days) filters.", false, s.toolListDevices)
 }
 
-// mcpToolNames lists the tools in the manifest, in mcpTools order.
-var mcpToolNames = []string{"list_vendors", "get_vendor", "create_vendor", "list_people", "get_organization",
-	"compliance_status", "list_controls", "get_control", "list_findings", "create_finding", "list_expiring_evidence", "list_incidents", "get_incident",
-	"list_pentests", "get_pentest_report", "ask_assistant"}
-
 // addTool registers a tool whose errors come back as tool errors with the
 // same code and client-safe message as the REST API. Writing tools need the
 // compliance:write scope when the caller uses OAuth.
 func addTool[In any, Out any](s *Server, srv *mcp.Server, name, desc string, writes bool, fn func(ctx context.Context, in In) (Out, error)) {
 	tool := &mcp.Tool{Name: name, Description: desc, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: !writes}}
+	s.toolNames = append(s.toolNames, name) // the manifest lists what is registered, in order
 	mcp.AddTool(srv, tool, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		if app.PrincipalFrom(ctx) == nil {
 			return nil, nil, fmt.Errorf("unauthorized: no credentials")
@@ -120,7 +116,7 @@ func (s *Server) mcpManifest(w http.ResponseWriter, r *http.Request) error {
 				"registration":              base + "/oauth/register", "pkce": "S256", "scopes": app.Scopes,
 				"description": "Per-person access: the tools act as the person who approved, with their role."},
 		},
-		"tools": mcpToolNames,
+		"tools": s.toolNames,
 	})
 	return nil
 }

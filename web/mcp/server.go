@@ -17,6 +17,9 @@ type Server struct {
 	log  *slog.Logger
 	opts httpx.Options
 	mcp  http.Handler
+	// toolNames are the registered tools in registration order (the
+	// manifest's list), set once while New builds the handler.
+	toolNames []string
 }
 
 // New registers the tool server and its manifest on core.
