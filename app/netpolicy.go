@@ -121,27 +121,38 @@ func (p *NetworkPolicy) CheckHost(host string) error {
 	return nil
 }
 
-// DeniedAddressError is a connection the policy refused.
-type DeniedAddressError struct{ Addr netip.Addr }
+// DeniedAddressError is a connection the policy refused. Setting names the
+// configuration key that would allow it.
+type DeniedAddressError struct {
+	Addr    netip.Addr
+	Setting string
+}
 
 func (e *DeniedAddressError) Error() string {
-	return fmt.Sprintf("refused to connect to %s: the address is in a network outbound connections may not reach", e.Addr)
+	msg := fmt.Sprintf("refused to connect to %s: the address is in a network outbound connections may not reach", e.Addr)
+	if e.Setting != "" {
+		msg += " (see " + e.Setting + ")"
+	}
+	return msg
 }
 
 // DialControl is a net.Dialer Control function enforcing the policy on the
 // address actually dialled, after name resolution: a name that resolves to
-// a denied address is refused however it was spelled.
-func (p *NetworkPolicy) DialControl(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
+// a denied address is refused however it was spelled. A refusal is a
+// *DeniedAddressError naming setting, the key that would allow it.
+func (p *NetworkPolicy) DialControl(setting string) func(network, address string, c syscall.RawConn) error {
+	return func(_, address string, _ syscall.RawConn) error {
+		host, _, err := net.SplitHostPort(address)
+		if err != nil {
+			return err
+		}
+		ip, err := netip.ParseAddr(host)
+		if err != nil {
+			return fmt.Errorf("unexpected dial address %q", address)
+		}
+		if !p.Allowed(ip) {
+			return &DeniedAddressError{Addr: ip.Unmap(), Setting: setting}
+		}
+		return nil
 	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return fmt.Errorf("unexpected dial address %q", address)
-	}
-	if !p.Allowed(ip) {
-		return &DeniedAddressError{Addr: ip.Unmap()}
-	}
-	return nil
 }

@@ -17,10 +17,8 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/compliance-appliance/compliance/app"
@@ -62,20 +60,7 @@ func New(cfg Config, policy *app.NetworkPolicy) (*Client, error) {
 	dialer := &net.Dialer{
 		Timeout:   5 * time.Second,
 		KeepAlive: 30 * time.Second,
-		Control: func(_, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				return err
-			}
-			ip, err := netip.ParseAddr(host)
-			if err != nil {
-				return fmt.Errorf("unexpected dial address %q", address)
-			}
-			if policy != nil && !policy.Allowed(ip) {
-				return fmt.Errorf("refused to connect to %s: the address is in a network outbound calls may not reach (see webhooks.allow_networks)", ip.Unmap())
-			}
-			return nil
-		},
+		Control:   policy.DialControl("webhooks.allow_networks"),
 	}
 	tr := &http.Transport{
 		Proxy:                 nil,

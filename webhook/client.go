@@ -11,10 +11,8 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -35,32 +33,12 @@ type Client struct {
 
 var _ app.WebhookSender = (*Client)(nil)
 
-// deniedAddrError is a connection the policy refused.
-type deniedAddrError struct{ addr netip.Addr }
-
-func (e *deniedAddrError) Error() string {
-	return fmt.Sprintf("refused to connect to %s: the address is in a network webhooks may not reach (see webhooks.allow_networks)", e.addr)
-}
-
 // NewClient returns a client enforcing policy.
 func NewClient(policy *app.NetworkPolicy) *Client {
 	dialer := &net.Dialer{
 		Timeout:   5 * time.Second,
 		KeepAlive: 30 * time.Second,
-		Control: func(_, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				return err
-			}
-			ip, err := netip.ParseAddr(host)
-			if err != nil {
-				return fmt.Errorf("unexpected dial address %q", address)
-			}
-			if !policy.Allowed(ip) {
-				return &deniedAddrError{addr: ip.Unmap()}
-			}
-			return nil
-		},
+		Control:   policy.DialControl("webhooks.allow_networks"),
 	}
 	tr := &http.Transport{
 		Proxy:                 nil,
@@ -99,7 +77,7 @@ func (c *Client) Send(ctx context.Context, req app.OutboundRequest) app.Outbound
 }
 
 func sendError(ctx context.Context, err error) error {
-	var denied *deniedAddrError
+	var denied *app.DeniedAddressError
 	if errors.As(err, &denied) {
 		return denied
 	}

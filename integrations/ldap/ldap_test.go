@@ -163,7 +163,7 @@ func TestSlapdStopsAndPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	denied := New(&net.Dialer{Timeout: time.Second, Control: policy.DialControl})
+	denied := New(&net.Dialer{Timeout: time.Second, Control: policy.DialControl("")})
 	if r := denied.Test(testContext(t), s.target(nil)); r.Success || !strings.Contains(r.Message, "refused") {
 		t.Fatalf("a denied address should be refused: %+v", r)
 	}

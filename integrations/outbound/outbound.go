@@ -14,10 +14,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/compliance-appliance/compliance/app"
@@ -53,11 +51,7 @@ type Options struct {
 }
 
 // DeniedError is a connection the network policy refused.
-type DeniedError struct{ Addr netip.Addr }
-
-func (e *DeniedError) Error() string {
-	return fmt.Sprintf("refused to connect to %s: the address is in a network integrations may not reach (see integrations.allow_networks)", e.Addr)
-}
+type DeniedError = app.DeniedAddressError
 
 // RetryAfterError is a server asking to wait longer than the bound.
 type RetryAfterError struct {
@@ -101,20 +95,7 @@ func New(o Options) (*http.Client, error) {
 	dialer := &net.Dialer{
 		Timeout:   o.ConnectTimeout,
 		KeepAlive: 30 * time.Second,
-		Control: func(_, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				return err
-			}
-			ip, err := netip.ParseAddr(host)
-			if err != nil {
-				return fmt.Errorf("unexpected dial address %q", address)
-			}
-			if !policy.Allowed(ip) {
-				return &DeniedError{Addr: ip.Unmap()}
-			}
-			return nil
-		},
+		Control:   policy.DialControl("integrations.allow_networks"),
 	}
 	tr := &http.Transport{
 		Proxy:                 nil, // never from the environment: only the configured proxy
