@@ -44,6 +44,11 @@ func listFixture(e *testEnv, f uiFixture) {
 			e.t.Fatal(err)
 		}
 	}
+	for _, n := range []string{"Build server", "Admin laptop"} {
+		if _, err := e.app.LinkDevice(ctx, f.ownerID, app.DeviceLink{Name: n, Hostname: strings.ToLower(strings.ReplaceAll(n, " ", "-")), Platform: "linux"}); err != nil {
+			e.t.Fatal(err)
+		}
+	}
 	e.key(f.org, app.RoleAdmin)
 	e.key(f.org, app.RoleAuditor)
 	for _, n := range []string{"Customer A", "Customer B"} {
@@ -91,6 +96,7 @@ func TestUIListPages(t *testing.T) {
 		{"/variables", "name", "q=_", "variables"},
 		{"/api-keys", "name", "", "API keys"},
 		{"/webhooks", "url", "", "webhooks"},
+		{"/devices", "name", "platform=linux", "devices"},
 	}
 	b := e.browser()
 	b.signIn(f.owner)

@@ -49,7 +49,7 @@ func TestUINavigationPerRole(t *testing.T) {
 		"Risk":       {"/risks", "/vendors", "/findings", "/incidents"},
 		"Trust":      {"/trust-settings", "/questionnaires", "/knowledge-base", "/csrd"},
 		"Automation": {"/integrations", "/pentests"},
-		"People":     {"/people", "/training"},
+		"People":     {"/people", "/training", "/devices"},
 		"Settings": {"/settings", "/context", "/variables", "/api-keys", "/webhooks", "/oauth-apps",
 			"/connected-apps", "/notifications", "/audit-log"},
 	}
@@ -63,7 +63,7 @@ func TestUINavigationPerRole(t *testing.T) {
 		"Overview":   {"/", "/my-work", "/assistant"},
 		"Compliance": {"/frameworks", "/controls", "/evidence", "/policies", "/tasks"},
 		"Risk":       {"/risks", "/vendors", "/findings", "/incidents"},
-		"People":     {"/people", "/training"},
+		"People":     {"/people", "/training", "/devices"},
 		"Settings":   {"/settings", "/connected-apps", "/notifications"},
 	}
 	for _, tc := range []struct {

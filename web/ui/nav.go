@@ -61,6 +61,7 @@ var (
 		{"People", []navItem{
 			{"people", "/people", "People", everyone},
 			{"training", "/training", "Training", everyone},
+			{"devices", "/devices", "Devices", everyone},
 		}},
 		{"Settings", []navItem{
 			{"settings", "/settings", "Organization settings", everyone},

@@ -40,6 +40,7 @@ var uiSections = map[string]bool{
 	"context":           true,
 	"controls":          true,
 	"csrd":              true,
+	"devices":           true,
 	"evidence":          true,
 	"search":            true,
 	"finding-templates": true,

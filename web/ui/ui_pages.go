@@ -69,6 +69,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiSendRoutes(page)
 	s.uiOAuthRoutes(page)
 	s.uiDeviceRoutes(page)
+	s.uiDevicePageRoutes(page)
 	s.uiContextRoutes(page)
 	s.uiBrandRoutes(page)
 	s.uiJobRoutes(page)
