@@ -17,6 +17,7 @@ type OnboardingFacts struct {
 	Members           int  // people in the organization
 	PublishedPolicies int  // policies with a published version
 	Evidence          int  // evidence items
+	Connections       int  // integration connections
 	TrustPortal       bool // the trust portal is enabled
 }
 
@@ -68,6 +69,8 @@ func (a *App) Onboarding(ctx context.Context) (*Onboarding, error) {
 			Href: "/policies", Done: f.PublishedPolicies > 0},
 		{Key: "evidence", Title: "Upload your first evidence", Hint: "Open a control and upload the file that proves it works.",
 			Href: "/controls", Done: f.Evidence > 0},
+		{Key: "integration", Title: "Connect a system", Hint: "Let the appliance test a service you run (a URL, GitHub, GitLab) and keep the evidence current.",
+			Href: "/integrations", Done: f.Connections > 0},
 		{Key: "trust", Title: "Set up the trust portal", Hint: "Publish what customers may see about your compliance.",
 			Href: "/trust-settings", Done: f.TrustPortal},
 	}}

@@ -21,8 +21,9 @@ func (db *DB) OnboardingFacts(ctx context.Context, orgID string) (app.Onboarding
 		(SELECT count(*) FROM (SELECT 1 FROM memberships WHERE organization_id = ?1 LIMIT 2)),
 		(SELECT count(*) FROM (SELECT 1 FROM policies WHERE organization_id = ?1 AND current_version > 0 LIMIT 1)),
 		(SELECT count(*) FROM (SELECT 1 FROM evidence WHERE organization_id = ?1 LIMIT 1)),
+		(SELECT count(*) FROM (SELECT 1 FROM integration_connections WHERE organization_id = ?1 LIMIT 1)),
 		EXISTS (SELECT 1 FROM trust_settings WHERE organization_id = ?1 AND enabled = 1)`, orgID).
-		Scan(&f.Frameworks, &f.Members, &f.PublishedPolicies, &f.Evidence, &f.TrustPortal)
+		Scan(&f.Frameworks, &f.Members, &f.PublishedPolicies, &f.Evidence, &f.Connections, &f.TrustPortal)
 	if err != nil {
 		return f, fmt.Errorf("onboarding facts: %w", err)
 	}

@@ -38,7 +38,7 @@ func TestOnboardingAPI(t *testing.T) {
 		return c
 	}
 	c := get(owner)
-	if c.Total != 5 || len(c.Steps) != 5 || c.Done != 0 || !c.Visible || c.DismissedAt != nil || c.Steps[0].Key != "framework" || c.Steps[0].WebPath != "/frameworks" {
+	if c.Total != 6 || len(c.Steps) != 6 || c.Done != 0 || !c.Visible || c.DismissedAt != nil || c.Steps[0].Key != "framework" || c.Steps[0].WebPath != "/frameworks" {
 		t.Fatalf("new organization's checklist: %+v", c)
 	}
 	// Enabling a framework through the API ticks the first step.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/integrations/custom"
 )
 
 // onboardingSteps reads the checklist: each step's key and whether it is
@@ -37,12 +38,12 @@ func TestUIOnboardingChecklist(t *testing.T) {
 	b.signIn("owner@fresh.test")
 	rec := b.get("/")
 	wantStatus(t, rec, http.StatusOK)
-	if got := onboardingSteps(rec.Body.String()); len(got) != 5 || got["framework"] || got["people"] || got["policy"] || got["evidence"] || got["trust"] {
+	if got := onboardingSteps(rec.Body.String()); len(got) != 6 || got["framework"] || got["people"] || got["policy"] || got["evidence"] || got["integration"] || got["trust"] {
 		t.Fatalf("fresh organization: %v", got)
 	}
-	wantBody(t, rec, "0 of 5 done", `<a href="/frameworks">Enable a framework</a>`, `<a href="/people">Invite people</a>`,
+	wantBody(t, rec, "0 of 6 done", `<a href="/integrations">Connect a system</a>`, `<a href="/frameworks">Enable a framework</a>`, `<a href="/people">Invite people</a>`,
 		`<a href="/policies">Publish your first policy</a>`, `<a href="/controls">Upload your first evidence</a>`,
-		`<a href="/trust-settings">Set up the trust portal</a>`, `action="/onboarding/dismiss"`, `<progress max="5" value="0"`)
+		`<a href="/trust-settings">Set up the trust portal</a>`, `action="/onboarding/dismiss"`, `<progress max="6" value="0"`)
 
 	// The fixture has a framework and people: those two are ticked.
 	f := e.uiFixture("Acme")
@@ -91,7 +92,14 @@ func TestUIOnboardingChecklist(t *testing.T) {
 	if got := onboardingSteps(rec.Body.String()); !got["policy"] || !got["evidence"] || got["trust"] {
 		t.Fatalf("after a policy and evidence: %v", got)
 	}
-	wantBody(t, rec, "4 of 5 done")
+	wantBody(t, rec, "4 of 6 done")
+	e.app.RegisterIntegrationProviders(custom.New())
+	if _, err := e.app.CreateConnection(ctx, app.ConnectionCreate{ProviderSlug: "custom"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := onboardingSteps(owner.get("/").Body.String()); !got["integration"] {
+		t.Fatalf("after a connection: %v", got)
+	}
 	if _, err := e.app.UpdateTrustSettings(ctx, app.TrustSettingsPatch{Slug: app.Ptr("acme-trust")}); err != nil {
 		t.Fatal(err)
 	}
