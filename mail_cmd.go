@@ -71,7 +71,11 @@ func mailCmd(v *viper.Viper) *cobra.Command {
 				if _, err := e.app.DeliverMail(ctx); err != nil {
 					return err
 				}
-				for _, m := range mustList(e.app.ListMail(ctx, 50)) {
+				recent, err := e.app.ListMail(ctx, 50)
+				if err != nil {
+					return err
+				}
+				for _, m := range recent {
 					if m.ID != q.ID {
 						continue
 					}
@@ -119,11 +123,4 @@ func mailCmd(v *viper.Viper) *cobra.Command {
 	list.Flags().IntVar(&n, "limit", 50, "how many messages")
 	m.AddCommand(test, list)
 	return m
-}
-
-func mustList(l []app.QueuedMail, err error) []app.QueuedMail {
-	if err != nil {
-		return nil
-	}
-	return l
 }

@@ -430,7 +430,7 @@ func (a *App) answerAndStore(ctx context.Context, p *Principal, s *AssistantSess
 		s.MessageCount += 2
 		s.UpdatedAt = ex.Answer.CreatedAt
 		if s.Title == "" {
-			s.Title = truncateRunes(text, 80)
+			s.Title = truncate(text, 80)
 		}
 		if err := a.store.UpdateAssistantSession(ctx, p.OrgID, s); err != nil {
 			return err
@@ -588,15 +588,6 @@ func (a *App) ClearAssistantHistory(ctx context.Context) error {
 		s.MessageCount, s.UpdatedAt = 0, a.Now()
 		return a.store.UpdateAssistantSession(ctx, p.OrgID, s)
 	})
-}
-
-// truncateRunes cuts s to at most n characters, marking the cut.
-func truncateRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 // AskAssistant answers one question without storing a conversation (the

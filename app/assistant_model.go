@@ -150,8 +150,8 @@ func (a *App) modelAnswer(ctx context.Context, model ChatModel, budget int, ques
 			}
 			tool := assistantToolByName(tc.Name)
 			if tool == nil {
-				calls = append(calls, assistantToolCall{Name: truncateRunes(tc.Name, 64), Args: args, Outcome: "unknown tool"})
-				msgs = append(msgs, ModelMessage{Role: "tool", ToolCallID: tc.ID, Content: `{"error":"there is no tool named ` + jsonEscape(truncateRunes(tc.Name, 64)) + `; the tools are read-only"}`})
+				calls = append(calls, assistantToolCall{Name: truncate(tc.Name, 64), Args: args, Outcome: "unknown tool"})
+				msgs = append(msgs, ModelMessage{Role: "tool", ToolCallID: tc.ID, Content: `{"error":"there is no tool named ` + jsonEscape(truncate(tc.Name, 64)) + `; the tools are read-only"}`})
 				continue
 			}
 			res, err := tool.Run(a, ctx, json.RawMessage(raw))

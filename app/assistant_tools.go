@@ -265,7 +265,7 @@ func findingTitle(f Finding) string {
 	if f.Title != nil && *f.Title != "" {
 		return *f.Title
 	}
-	return truncateRunes(f.Content, 80)
+	return truncate(f.Content, 80)
 }
 
 func toolListFindings(a *App, ctx context.Context, raw json.RawMessage) (*toolResult, error) {

@@ -168,9 +168,9 @@ func (a *App) DeliverMail(ctx context.Context) (int, error) {
 				m.Status, m.SentAt, m.LastError = MailSent, &at, ""
 				sent++
 			case (errors.As(err, &perm) && perm.Permanent()) || m.Attempts >= MaxMailAttempts:
-				m.Status, m.LastError = MailFailed, limitString(err.Error(), 500)
+				m.Status, m.LastError = MailFailed, clipRunes(err.Error(), 500)
 			default:
-				m.Status, m.LastError, m.NextAttemptAt = MailQueued, limitString(err.Error(), 500), at.Add(mailBackoff(m.Attempts))
+				m.Status, m.LastError, m.NextAttemptAt = MailQueued, clipRunes(err.Error(), 500), at.Add(mailBackoff(m.Attempts))
 			}
 			if err := a.store.FinishMail(ctx, m); err != nil {
 				return sent, fmt.Errorf("record mail %s: %w", m.ID, err)
@@ -189,11 +189,4 @@ func (a *App) DeliverMail(ctx context.Context) (int, error) {
 // `compliance mail list`).
 func (a *App) ListMail(ctx context.Context, limit int) ([]QueuedMail, error) {
 	return a.store.ListMail(ctx, "", limit)
-}
-
-func limitString(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }
