@@ -59,6 +59,11 @@ func Do(client *http.Client, req *http.Request, limit int64) (*Response, error) 
 		}
 		return nil, fmt.Errorf("reading the answer of %s failed: %w", req.URL.Host, err)
 	}
+	// A body that ended as the run's context did (a server that gave up
+	// when the caller went) is not an answer.
+	if cerr := req.Context().Err(); cerr != nil {
+		return nil, cerr
+	}
 	if int64(len(body)) > limit {
 		return nil, fmt.Errorf("%s answered more than %d MiB: %w", req.URL.Host, limit>>20, ErrTooLarge)
 	}
