@@ -51,6 +51,16 @@ func listFixture(e *testEnv, f uiFixture) {
 	}
 	e.key(f.org, app.RoleAdmin)
 	e.key(f.org, app.RoleAuditor)
+	for _, n := range []string{"Do you encrypt backups?", "Is MFA enforced?"} {
+		if _, err := e.app.CreateKBEntry(ctx, app.KBEntryInput{Question: app.Ptr(n), Answer: app.Ptr("Yes."), Tags: app.Some([]string{"ops"})}); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	for _, c := range []string{"E1-5", "E1-6"} {
+		if _, err := e.app.CreateESGDataPoint(ctx, app.ESGDataPointInput{ESRSCode: app.Ptr(c), Value: app.Ptr(1.5), Period: app.Ptr("2025")}); err != nil {
+			e.t.Fatal(err)
+		}
+	}
 	for _, n := range []string{"Customer A", "Customer B"} {
 		if _, err := e.app.CreateQuestionnaireFromFile(ctx, n, nil, nil, "q.csv", strings.NewReader("Question\nDo you encrypt backups?\n")); err != nil {
 			e.t.Fatal(err)
@@ -97,6 +107,8 @@ func TestUIListPages(t *testing.T) {
 		{"/api-keys", "name", "", "API keys"},
 		{"/webhooks", "url", "", "webhooks"},
 		{"/devices", "name", "platform=linux", "devices"},
+		{"/knowledge-base", "question", "tag=ops", "entries"},
+		{"/csrd", "esrsCode", "standard=E1", "data points"},
 	}
 	b := e.browser()
 	b.signIn(f.owner)

@@ -23,9 +23,10 @@ func (s *Server) uiMoreRoutes(page func(method, path string, acc uiAccess, h uiH
 
 func (s *Server) kbPage(w http.ResponseWriter, r *http.Request, v *view) error {
 	q := r.URL.Query()
-	pg := uiPage(r, 25)
 	data := map[string]any{"Query": q.Get("q")}
+	form := v.Form
 	if term := strings.TrimSpace(q.Get("q")); term != "" {
+		pg := uiPage(r, 25)
 		hits, err := s.app.SearchKB(r.Context(), term, pg)
 		if err != nil && !formErrors(err, v, r) {
 			return err
@@ -36,16 +37,29 @@ func (s *Server) kbPage(w http.ResponseWriter, r *http.Request, v *view) error {
 		}
 		data["Hits"], data["Pager"] = answers, newPager(r, pg, hits.Total)
 	} else {
-		l, err := s.app.ListKBEntries(r.Context(), app.KBFilter{Tag: q.Get("tag"), Page: pg})
+		f := app.KBFilter{Tag: q.Get("tag")}
+		lv, items, done, err := runList(w, r, v, kbList(func(p app.Page) ([]app.KBEntry, int, error) {
+			f.Page = p
+			l, err := s.app.ListKBEntries(r.Context(), f)
+			return l.Items, l.Total, err
+		}))
+		if done {
+			return err
+		}
 		if err != nil && !formErrors(err, v, r) {
 			return err
 		}
-		entries := make([]any, 0, len(l.Items))
-		for _, e := range l.Items {
+		entries := make([]any, 0, len(items))
+		for _, e := range items {
 			entries = append(entries, map[string]any{"E": e, "HTML": renderMarkdown(e.Answer)})
 		}
-		data["Entries"], data["Pager"] = entries, newPager(r, pg, l.Total)
+		lv.EmptyText = "The knowledge base is empty."
+		if v.Can("manage") {
+			lv.EmptyText += " Add approved answers below; questionnaires are then answered from them."
+		}
+		data["Entries"], data["List"] = entries, lv
 	}
+	v.Form = form
 	if v.Form == nil {
 		v.Form = q
 	}
@@ -83,11 +97,20 @@ func (s *Server) uiCreateKBEntry(w http.ResponseWriter, r *http.Request, v *view
 
 func (s *Server) csrdPage(w http.ResponseWriter, r *http.Request, v *view) error {
 	q := r.URL.Query()
-	pg := uiPage(r, 50)
-	l, err := s.app.ListESGDataPoints(r.Context(), app.ESGFilter{Standard: q.Get("standard"), Period: q.Get("period"), Page: pg})
+	form := v.Form
+	f := app.ESGFilter{Standard: q.Get("standard"), Period: q.Get("period")}
+	lv, items, done, err := runList(w, r, v, csrdList(func(p app.Page) ([]app.ESGDataPoint, int, error) {
+		f.Page = p
+		l, err := s.app.ListESGDataPoints(r.Context(), f)
+		return l.Items, l.Total, err
+	}))
+	if done {
+		return err
+	}
 	if err != nil && !formErrors(err, v, r) {
 		return err
 	}
+	v.Form = form
 	if v.Form == nil {
 		v.Form = q
 	}
@@ -95,7 +118,11 @@ func (s *Server) csrdPage(w http.ResponseWriter, r *http.Request, v *view) error
 	if v.Flash == "" {
 		v.Flash = flash(r)
 	}
-	v.Data = map[string]any{"Points": l.Items, "Pager": newPager(r, pg, l.Total)}
+	lv.EmptyText = "No data points recorded."
+	if v.Can("manage") {
+		lv.EmptyText += " Record the first one below."
+	}
+	v.Data = map[string]any{"Points": items, "List": lv}
 	return s.page(w, r, "csrd", v)
 }
 
