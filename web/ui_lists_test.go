@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"net/http"
 	"regexp"
@@ -61,6 +62,18 @@ func listFixture(e *testEnv, f uiFixture) {
 			e.t.Fatal(err)
 		}
 	}
+	for i, n := range []string{"Untested restore", "Stale access review"} {
+		if _, err := e.app.CreateFindingTemplate(ctx, app.FindingTemplateInput{Title: app.Ptr(n), Category: app.Ptr("operations"), Order: app.Ptr(i)}); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	slug := "lists-" + strings.ToLower(f.org[len(f.org)-8:])
+	wantStatus(e.t, e.do("PATCH", "/v1/trust-portal/settings", e.key(f.org, app.RoleOwner), map[string]any{"enabled": true, "slug": slug}), http.StatusOK)
+	for _, n := range []string{"Alice Buyer", "Bob Buyer"} {
+		if _, _, err := e.app.RequestTrustAccess(context.Background(), slug, app.TrustAccessRequestInput{Name: n, Email: "buyer@example.com", Company: "Buyer Ltd"}, app.Visitor{IP: "192.0.2.1"}); err != nil {
+			e.t.Fatal(err)
+		}
+	}
 	for _, n := range []string{"Customer A", "Customer B"} {
 		if _, err := e.app.CreateQuestionnaireFromFile(ctx, n, nil, nil, "q.csv", strings.NewReader("Question\nDo you encrypt backups?\n")); err != nil {
 			e.t.Fatal(err)
@@ -109,6 +122,8 @@ func TestUIListPages(t *testing.T) {
 		{"/devices", "name", "platform=linux", "devices"},
 		{"/knowledge-base", "question", "tag=ops", "entries"},
 		{"/csrd", "esrsCode", "standard=E1", "data points"},
+		{"/finding-templates", "title", "", "finding templates"},
+		{"/trust-requests", "name", "status=under_review", "access requests"},
 	}
 	b := e.browser()
 	b.signIn(f.owner)

@@ -29,15 +29,27 @@ func (s *Server) findingTemplates(r *http.Request) ([]app.FindingTemplate, error
 }
 
 func (s *Server) uiFindingTemplates(w http.ResponseWriter, r *http.Request, v *view) error {
-	ts, err := s.findingTemplates(r)
-	if err != nil {
+	form := v.Form
+	lv, items, done, err := runList(w, r, v, findingTemplateList(func(p app.Page) ([]app.FindingTemplate, int, error) {
+		l, err := s.app.ListFindingTemplates(r.Context(), p)
+		return l.Items, l.Total, err
+	}))
+	if done {
 		return err
 	}
+	if err != nil && !formErrors(err, v, r) {
+		return err
+	}
+	v.Form = form
 	v.Title, v.Section = "Finding templates", "findings"
 	if v.Flash == "" {
 		v.Flash = flash(r)
 	}
-	v.Data = map[string]any{"Templates": ts, "Severities": app.FindingSeverities, "Classes": app.FindingClasses, "Types": app.FindingTypes,
+	lv.EmptyText = "No finding templates yet. An owner or admin creates them for findings that recur."
+	if v.Can("manage") {
+		lv.EmptyText = "No finding templates yet. Create one below for findings that recur."
+	}
+	v.Data = map[string]any{"Templates": items, "List": lv, "Severities": app.FindingSeverities, "Classes": app.FindingClasses, "Types": app.FindingTypes,
 		"Blank": &app.FindingTemplate{}}
 	return s.page(w, r, "finding_templates", v)
 }

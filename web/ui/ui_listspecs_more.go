@@ -42,3 +42,37 @@ func kbList(fetch func(app.Page) ([]app.KBEntry, int, error)) listSpec[app.KBEnt
 			{Key: "updatedAt", Cell: func(e E) string { return iso(e.UpdatedAt) }, SortKey: func(e E) string { return iso(e.UpdatedAt) }},
 		}}
 }
+
+func trustRequestList(fetch func(app.Page) ([]app.TrustAccessRequest, int, error)) listSpec[app.TrustAccessRequest] {
+	type R = app.TrustAccessRequest
+	return listSpec[R]{Name: "trust-access-requests", Noun: "access request", Plural: "access requests", Default: "-createdAt", PerPage: 50,
+		FilterKeys: []string{"status"}, Fetch: fetch,
+		Cols: []listCol[R]{
+			{Key: "id", Cell: func(t R) string { return t.ID }},
+			{Key: "name", Cell: func(t R) string { return t.Name }, SortKey: func(t R) string { return lower(t.Name) }},
+			{Key: "email", Cell: func(t R) string { return t.Email }},
+			{Key: "company", Cell: func(t R) string { return t.Company }, SortKey: func(t R) string { return lower(t.Company) }},
+			{Key: "reason", Cell: func(t R) string { return t.Reason }},
+			{Key: "status", Cell: func(t R) string { return t.Status }, SortKey: func(t R) string { return rank(app.TrustRequestStatuses, t.Status) }},
+			{Key: "ndaSignedAt", Cell: func(t R) string { return optTime(t.NDASignedAt) }},
+			{Key: "decidedAt", Cell: func(t R) string { return optTime(t.DecidedAt) }},
+			{Key: "accessExpiresAt", Cell: func(t R) string { return optTime(t.AccessExpiresAt) }, SortKey: func(t R) string { return lastIfEmpty(optTime(t.AccessExpiresAt)) }},
+			{Key: "createdAt", Cell: func(t R) string { return iso(t.CreatedAt) }, SortKey: func(t R) string { return iso(t.CreatedAt) }},
+		}}
+}
+
+func findingTemplateList(fetch func(app.Page) ([]app.FindingTemplate, int, error)) listSpec[app.FindingTemplate] {
+	type T = app.FindingTemplate
+	return listSpec[T]{Name: "finding-templates", Noun: "finding template", Plural: "finding templates", Default: "order", PerPage: 50,
+		Fetch: fetch, Native: "order",
+		Cols: []listCol[T]{
+			{Key: "id", Cell: func(t T) string { return t.ID }},
+			{Key: "title", Cell: func(t T) string { return t.Title }, SortKey: func(t T) string { return lower(t.Title) }},
+			{Key: "content", Cell: func(t T) string { return t.Content }},
+			{Key: "category", Cell: func(t T) string { return t.Category }, SortKey: func(t T) string { return lower(t.Category) }},
+			{Key: "severity", Cell: func(t T) string { return deref(t.Severity) }, SortKey: func(t T) string { return rank(app.FindingSeverities, deref(t.Severity)) }},
+			{Key: "findingClass", Cell: func(t T) string { return deref(t.FindingClass) }},
+			{Key: "type", Cell: func(t T) string { return deref(t.Type) }},
+			{Key: "order", Cell: func(t T) string { return itoa(t.Order) }, SortKey: func(t T) string { return padInt(t.Order) }},
+		}}
+}

@@ -78,15 +78,22 @@ func (s *Server) uiUpdateSOA(w http.ResponseWriter, r *http.Request, v *view) er
 
 func (s *Server) uiTrustRequests(w http.ResponseWriter, r *http.Request, v *view) error {
 	q := r.URL.Query()
-	pg := uiPage(r, 50)
-	l, err := s.app.ListTrustRequests(r.Context(), q.Get("status"), pg)
+	status := q.Get("status")
+	lv, items, done, err := runList(w, r, v, trustRequestList(func(p app.Page) ([]app.TrustAccessRequest, int, error) {
+		l, err := s.app.ListTrustRequests(r.Context(), status, p)
+		return l.Items, l.Total, err
+	}))
+	if done {
+		return err
+	}
 	if err != nil && !formErrors(err, v, r) {
 		return err
 	}
 	v.Form = q
 	v.Title, v.Section = "Trust portal access requests", "trust"
 	v.Flash = flash(r)
-	v.Data = map[string]any{"Requests": l.Items, "Pager": newPager(r, pg, l.Total), "Statuses": app.TrustRequestStatuses}
+	lv.EmptyText = "No access requests. Visitors of your public trust portal ask for access to gated documents here."
+	v.Data = map[string]any{"Requests": items, "List": lv, "Statuses": app.TrustRequestStatuses}
 	return s.page(w, r, "trust_requests", v)
 }
 
