@@ -74,6 +74,11 @@ func listFixture(e *testEnv, f uiFixture) {
 			e.t.Fatal(err)
 		}
 	}
+	for _, n := range []string{"Reporting tool", "Ticket bridge"} {
+		if _, err := e.app.CreateOAuthApp(ctx, app.OAuthClientInput{Name: app.Ptr(n), RedirectURIs: []string{"https://tool.example/cb"}}); err != nil {
+			e.t.Fatal(err)
+		}
+	}
 	for _, n := range []string{"Customer A", "Customer B"} {
 		if _, err := e.app.CreateQuestionnaireFromFile(ctx, n, nil, nil, "q.csv", strings.NewReader("Question\nDo you encrypt backups?\n")); err != nil {
 			e.t.Fatal(err)
@@ -124,6 +129,7 @@ func TestUIListPages(t *testing.T) {
 		{"/csrd", "esrsCode", "standard=E1", "data points"},
 		{"/finding-templates", "title", "", "finding templates"},
 		{"/trust-requests", "name", "status=under_review", "access requests"},
+		{"/oauth-apps", "name", "", "OAuth apps"},
 	}
 	b := e.browser()
 	b.signIn(f.owner)

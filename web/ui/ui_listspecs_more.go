@@ -76,3 +76,48 @@ func findingTemplateList(fetch func(app.Page) ([]app.FindingTemplate, int, error
 			{Key: "order", Cell: func(t T) string { return itoa(t.Order) }, SortKey: func(t T) string { return padInt(t.Order) }},
 		}}
 }
+
+// sliceFetch pages a list a service returns whole (a few rows per
+// organization or person) for the list component.
+func sliceFetch[T any](load func() ([]T, error)) func(app.Page) ([]T, int, error) {
+	var all []T
+	loaded := false
+	return func(p app.Page) ([]T, int, error) {
+		if !loaded {
+			l, err := load()
+			if err != nil {
+				return nil, 0, err
+			}
+			all, loaded = l, true
+		}
+		from := min(len(all), p.Offset())
+		return all[from:min(len(all), from+p.PerPage)], len(all), nil
+	}
+}
+
+func oauthAppList(fetch func(app.Page) ([]app.OAuthClient, int, error)) listSpec[app.OAuthClient] {
+	type C = app.OAuthClient
+	return listSpec[C]{Name: "oauth-apps", Noun: "OAuth app", Plural: "OAuth apps", Default: "name", PerPage: 50, Fetch: fetch,
+		Cols: []listCol[C]{
+			{Key: "id", Cell: func(c C) string { return c.ID }},
+			{Key: "name", Cell: func(c C) string { return c.Name }, SortKey: func(c C) string { return lower(c.Name) }},
+			{Key: "description", Cell: func(c C) string { return c.Description }},
+			{Key: "redirectUris", Cell: func(c C) string { return strings.Join(c.RedirectURIs, " ") }},
+			{Key: "scopes", Cell: func(c C) string { return strings.Join(c.Scopes, " ") }},
+			{Key: "tokenEndpointAuthMethod", Cell: func(c C) string { return c.TokenEndpointAuthMethod }},
+			{Key: "createdAt", Cell: func(c C) string { return iso(c.CreatedAt) }, SortKey: func(c C) string { return iso(c.CreatedAt) }},
+		}}
+}
+
+func grantList(fetch func(app.Page) ([]app.OAuthGrant, int, error)) listSpec[app.OAuthGrant] {
+	type G = app.OAuthGrant
+	return listSpec[G]{Name: "connected-apps", Noun: "connected app", Plural: "connected apps", Default: "-createdAt", PerPage: 50, Fetch: fetch,
+		Cols: []listCol[G]{
+			{Key: "id", Cell: func(g G) string { return g.ID }},
+			{Key: "clientName", Cell: func(g G) string { return g.ClientName }, SortKey: func(g G) string { return lower(g.ClientName) }},
+			{Key: "clientId", Cell: func(g G) string { return g.ClientID }},
+			{Key: "scopes", Cell: func(g G) string { return strings.Join(g.Scopes, " ") }},
+			{Key: "createdAt", Cell: func(g G) string { return iso(g.CreatedAt) }, SortKey: func(g G) string { return iso(g.CreatedAt) }},
+			{Key: "lastUsedAt", Cell: func(g G) string { return optTime(g.LastUsedAt) }, SortKey: func(g G) string { return lastIfEmpty(optTime(g.LastUsedAt)) }},
+		}}
+}

@@ -70,15 +70,18 @@ func (s *Server) oauthEndpoints(r *http.Request) map[string]string {
 }
 
 func (s *Server) oauthAppsPage(w http.ResponseWriter, r *http.Request, v *view) error {
-	apps, err := s.app.ListOAuthApps(r.Context())
-	if err != nil {
+	form := v.Form
+	lv, apps, done, err := runList(w, r, v, oauthAppList(sliceFetch(func() ([]app.OAuthClient, error) { return s.app.ListOAuthApps(r.Context()) })))
+	if done || err != nil {
 		return err
 	}
+	v.Form = form
 	v.Title, v.Section = "OAuth apps", "oauth-apps"
 	if v.Flash == "" {
 		v.Flash = flash(r)
 	}
-	v.Data = map[string]any{"Apps": apps, "Scopes": scopeLabels, "Endpoints": s.oauthEndpoints(r)}
+	lv.EmptyText = "No OAuth apps yet. Register one below to let an integration act for the people who approve it. AI agents and tools that register themselves need nothing here."
+	v.Data = map[string]any{"Apps": apps, "List": lv, "Scopes": scopeLabels, "Endpoints": s.oauthEndpoints(r)}
 	return s.page(w, r, "oauth_apps", v)
 }
 
@@ -158,13 +161,14 @@ func (s *Server) uiDeleteOAuthApp(w http.ResponseWriter, r *http.Request, v *vie
 // --- connected apps ---
 
 func (s *Server) uiConnectedApps(w http.ResponseWriter, r *http.Request, v *view) error {
-	grants, err := s.app.ListMyGrants(r.Context())
-	if err != nil {
+	lv, grants, done, err := runList(w, r, v, grantList(sliceFetch(func() ([]app.OAuthGrant, error) { return s.app.ListMyGrants(r.Context()) })))
+	if done || err != nil {
 		return err
 	}
 	v.Title, v.Section = "Connected apps", "connected-apps"
 	v.Flash = flash(r)
-	v.Data = map[string]any{"Grants": grants}
+	lv.EmptyText = "No apps are connected to your account here. When an app or AI agent asks for access and you allow it on the consent page, it is listed here, and you can disconnect it at any time."
+	v.Data = map[string]any{"Grants": grants, "List": lv}
 	return s.page(w, r, "connected_apps", v)
 }
 
