@@ -129,6 +129,17 @@ func buildListFindings(rng *rand.Rand, org *Org, _ uint64) (string, string, []by
 	return "GET", "/v1/findings?" + q.Encode(), nil
 }
 
+// searchTerms are what people type into the search box on the seeded
+// data: vendor name stems, people's names, finding words, a control topic
+// word and a few words that match nothing.
+var searchTerms = append(append(append([]string{}, vendorWords...), firstNames...),
+	"backup", "MFA", "TLS", "password", "access review", "encryption", "Systems", "nothing-matches-this")
+
+// buildSearch is one global search (GET /v1/search) of an organization.
+func buildSearch(rng *rand.Rand, _ *Org, _ uint64) (string, string, []byte) {
+	return "GET", "/v1/search?q=" + url.QueryEscape(pick(rng, searchTerms)), nil
+}
+
 func buildListVendors(rng *rand.Rand, org *Org, _ uint64) (string, string, []byte) {
 	q := url.Values{}
 	q.Set("perPage", pick(rng, []string{"25", "50"}))
@@ -559,6 +570,21 @@ func Load(ctx context.Context, cfg LoadConfig) error {
 		return err
 	}
 
+	progress("search-only workload")
+	search := []Op{{Name: "search", Weight: 100, Want: 200, Build: buildSearch}}
+	if _, err := drive(ctx, client, &target{base: srv.URL, ops: search}, ds, cfg.Concurrency, warm, false); err != nil {
+		return err
+	}
+	searchOnly, err := drive(ctx, client, &target{base: srv.URL, ops: search}, ds, cfg.Concurrency, cfg.Duration, true)
+	if err != nil {
+		return err
+	}
+	progress("search, one client at a time")
+	searchOne, err := drive(ctx, client, &target{base: srv.URL, ops: search}, ds, 1, cfg.Duration, true)
+	if err != nil {
+		return err
+	}
+
 	sizes := map[string]int{}
 	for name, s := range mixed.ops {
 		if len(s.lat) > 0 {
@@ -583,6 +609,7 @@ func Load(ctx context.Context, cfg LoadConfig) error {
 		return err
 	}
 	report(cfg, ds, mixed, listOnly, bareMixed, bareList, sizes)
+	reportSearch(cfg, searchOnly, searchOne)
 	return nil
 }
 
@@ -635,6 +662,24 @@ func report(cfg LoadConfig, ds *Dataset, mixed, listOnly, bareMixed, bareList *p
 		if s := mixed.ops[o.Name]; s != nil && s.sample != "" {
 			fmt.Fprintf(w, "first error of %s: %s\n", o.Name, s.sample)
 		}
+	}
+}
+
+// reportSearch prints global search's figures: under the phase's
+// concurrency and with one client (the latency a person typing sees).
+func reportSearch(cfg LoadConfig, all, one *phase) {
+	tw := tabwriter.NewWriter(cfg.Out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\nsearch (GET /v1/search)\tclients\tops/s\tp50 ms\tp95 ms\tp99 ms\terrors\t")
+	for _, r := range []struct {
+		p *phase
+		n int
+	}{{all, cfg.Concurrency}, {one, 1}} {
+		s := r.p.total()
+		fmt.Fprintf(tw, "search\t%d\t%.0f\t%s\t%s\t%s\t%d\t\n", r.n, r.p.rate(s), ms(s.pct(.5)), ms(s.pct(.95)), ms(s.pct(.99)), s.errors)
+	}
+	tw.Flush()
+	if s := all.ops["search"]; s != nil && s.sample != "" {
+		fmt.Fprintf(cfg.Out, "first error of search: %s\n", s.sample)
 	}
 }
 
