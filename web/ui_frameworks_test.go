@@ -77,7 +77,7 @@ func TestUIFrameworkEditorPagesPerRole(t *testing.T) {
 		{"/frameworks/" + f.frameworkID + "/requirements/" + f.builtinReq, []string{"Built-in catalog", "Mapped controls"}, []string{"Map selected controls"}, false},
 		{"/task-templates", []string{"<h1>Task templates</h1>", "Export the MFA enrolment report", "BL-1 Multi-factor", "Quarterly", `<label for="framework">`},
 			[]string{`href="/task-templates/new"`}, false},
-		{"/task-templates?framework=" + f.frameworkID, []string{"No task templates for this framework yet"}, nil, false},
+		{"/task-templates?framework=" + f.frameworkID, []string{"No task template matches these filters."}, nil, false},
 		{"/task-templates/new", []string{"Choose the framework whose requirement"}, nil, true},
 		{"/task-templates/new?framework=" + f.custom + "&requirement=" + f.customReq, []string{"Task template for Acme Baseline",
 			`<option value="` + f.customReq + `" selected>`, `<label for="requirementId">`, `<label for="name">`, `<label for="frequency">`, `<label for="department">`}, nil, true},

@@ -79,6 +79,19 @@ func listFixture(e *testEnv, f uiFixture) {
 			e.t.Fatal(err)
 		}
 	}
+	fw, err := e.app.CreateCustomFramework(ctx, app.FrameworkInput{Name: app.Ptr("Lists Baseline"), Version: app.Ptr("1")})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req, err := e.app.AddRequirement(ctx, fw.ID, app.RequirementInput{Ref: app.Ptr("LB-1"), Title: app.Ptr("Backups restored yearly")})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, n := range []string{"Restore a backup", "Review the restore log"} {
+		if _, err := e.app.CreateTaskTemplate(ctx, app.TaskTemplateInput{FrameworkID: app.Ptr(fw.ID), RequirementID: app.Ptr(req.ID), Name: app.Ptr(n)}); err != nil {
+			e.t.Fatal(err)
+		}
+	}
 	for _, n := range []string{"Customer A", "Customer B"} {
 		if _, err := e.app.CreateQuestionnaireFromFile(ctx, n, nil, nil, "q.csv", strings.NewReader("Question\nDo you encrypt backups?\n")); err != nil {
 			e.t.Fatal(err)
@@ -130,6 +143,7 @@ func TestUIListPages(t *testing.T) {
 		{"/finding-templates", "title", "", "finding templates"},
 		{"/trust-requests", "name", "status=under_review", "access requests"},
 		{"/oauth-apps", "name", "", "OAuth apps"},
+		{"/task-templates", "name", "", "task templates"},
 	}
 	b := e.browser()
 	b.signIn(f.owner)

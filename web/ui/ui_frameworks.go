@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 
 	"github.com/compliance-appliance/compliance/app"
@@ -329,32 +328,33 @@ func (s *Server) templateRows(r *http.Request, tpls []app.TaskTemplate, fws []ap
 
 func (s *Server) uiTaskTemplates(w http.ResponseWriter, r *http.Request, v *view) error {
 	fwID := r.URL.Query().Get("framework")
-	tpls, err := s.app.ListTaskTemplates(r.Context(), fwID)
-	if err != nil && !formErrors(err, v, r) {
-		return err
-	}
 	fws, err := s.allFrameworks(r)
 	if err != nil {
 		return err
 	}
-	rows, err := s.templateRows(r, tpls, fws)
-	if err != nil {
+	lv, rows, done, err := runList(w, r, v, taskTemplateList(sliceFetch(func() ([]templateRow, error) {
+		tpls, err := s.app.ListTaskTemplates(r.Context(), fwID)
+		if err != nil {
+			return nil, err
+		}
+		return s.templateRows(r, tpls, fws)
+	})))
+	if done {
 		return err
 	}
-	sort.SliceStable(rows, func(i, j int) bool {
-		if rows[i].Framework != rows[j].Framework {
-			return rows[i].Framework < rows[j].Framework
-		}
-		return rows[i].T.Name < rows[j].T.Name
-	})
-	pg := uiPage(r, 50)
-	total := len(rows)
-	rows = rows[min(pg.Offset(), total):min(pg.Offset()+pg.PerPage, total)]
+	if err != nil && !formErrors(err, v, r) {
+		return err
+	}
 	v.Title, v.Section = "Task templates", "frameworks"
 	if v.Flash == "" {
 		v.Flash = fwFlash(r)
 	}
-	v.Data = map[string]any{"Rows": rows, "Pager": newPager(r, pg, total), "Frameworks": fws, "Framework": fwID}
+	lv.EmptyText = "No task templates yet. An owner or admin creates them."
+	if v.Can("manage") {
+		lv.EmptyText = "No task templates yet. Create one for the evidence a requirement needs, for example a quarterly access review; it becomes a task when the framework is enabled."
+		lv.EmptyHref, lv.EmptyAction = "/task-templates/new", "New task template"
+	}
+	v.Data = map[string]any{"Rows": rows, "List": lv, "Frameworks": fws, "Framework": fwID}
 	return s.page(w, r, "task_templates", v)
 }
 

@@ -121,3 +121,25 @@ func grantList(fetch func(app.Page) ([]app.OAuthGrant, int, error)) listSpec[app
 			{Key: "lastUsedAt", Cell: func(g G) string { return optTime(g.LastUsedAt) }, SortKey: func(g G) string { return lastIfEmpty(optTime(g.LastUsedAt)) }},
 		}}
 }
+
+func taskTemplateList(fetch func(app.Page) ([]templateRow, int, error)) listSpec[templateRow] {
+	type R = templateRow
+	req := func(r R) string {
+		if r.Requirement == nil {
+			return r.T.RequirementID
+		}
+		return r.Requirement.Ref
+	}
+	return listSpec[R]{Name: "task-templates", Noun: "task template", Plural: "task templates", Default: "framework", PerPage: 50,
+		FilterKeys: []string{"framework"}, Fetch: fetch,
+		Cols: []listCol[R]{
+			{Key: "id", Cell: func(r R) string { return r.T.ID }},
+			{Key: "name", Cell: func(r R) string { return r.T.Name }, SortKey: func(r R) string { return lower(r.T.Name) }},
+			{Key: "framework", Cell: func(r R) string { return r.Framework }, SortKey: func(r R) string { return lower(r.Framework) + "\x00" + lower(r.T.Name) }},
+			{Key: "requirement", Cell: req, SortKey: func(r R) string { return lower(req(r)) }},
+			{Key: "frequency", Cell: func(r R) string { return deref(r.T.Frequency) }, SortKey: func(r R) string { return lastIfEmpty(deref(r.T.Frequency)) }},
+			{Key: "department", Cell: func(r R) string { return deref(r.T.Department) }, SortKey: func(r R) string { return lastIfEmpty(deref(r.T.Department)) }},
+			{Key: "description", Cell: func(r R) string { return r.T.Description }},
+			{Key: "createdAt", Cell: func(r R) string { return iso(r.T.CreatedAt) }},
+		}}
+}
