@@ -144,6 +144,8 @@ func TestUIListPages(t *testing.T) {
 		{"/trust-requests", "name", "status=under_review", "access requests"},
 		{"/oauth-apps", "name", "", "OAuth apps"},
 		{"/task-templates", "name", "", "task templates"},
+		{"/frameworks", "name", "", "frameworks"},
+		{"/frameworks/" + f.frameworkID, "title", "", "requirements"},
 	}
 	b := e.browser()
 	b.signIn(f.owner)

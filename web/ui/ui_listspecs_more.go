@@ -143,3 +143,50 @@ func taskTemplateList(fetch func(app.Page) ([]templateRow, int, error)) listSpec
 			{Key: "createdAt", Cell: func(r R) string { return iso(r.T.CreatedAt) }},
 		}}
 }
+
+func frameworkList(fetch func(app.Page) ([]app.Framework, int, error)) listSpec[app.Framework] {
+	type F = app.Framework
+	enabled := func(f F) string {
+		if f.Enabled {
+			return "enabled"
+		}
+		return "not enabled"
+	}
+	score := func(f F) string {
+		if !f.Enabled || f.Score == nil {
+			return ""
+		}
+		return itoa(*f.Score)
+	}
+	return listSpec[F]{Name: "frameworks", Noun: "framework", Plural: "frameworks", Default: "name", PerPage: 50, Fetch: fetch,
+		Cols: []listCol[F]{
+			{Key: "id", Cell: func(f F) string { return f.ID }},
+			{Key: "name", Cell: func(f F) string { return f.Name }, SortKey: func(f F) string { return lower(f.Name) }},
+			{Key: "version", Cell: func(f F) string { return f.Version }},
+			{Key: "publisher", Cell: func(f F) string { return f.Publisher }, SortKey: func(f F) string { return lower(f.Publisher) }},
+			{Key: "requirementCount", Cell: func(f F) string { return itoa(f.RequirementCount) }, SortKey: func(f F) string { return padInt(f.RequirementCount) }},
+			{Key: "status", Cell: enabled, SortKey: func(f F) string { return enabled(f) + "\x00" + lower(f.Name) }},
+			{Key: "score", Cell: score, SortKey: func(f F) string {
+				if s := score(f); s != "" {
+					return padInt(*f.Score)
+				}
+				return lastIfEmpty("")
+			}},
+			{Key: "custom", Cell: func(f F) string { return strconv.FormatBool(f.Custom) }},
+		}}
+}
+
+func requirementList(fetch func(app.Page) ([]app.Requirement, int, error)) listSpec[app.Requirement] {
+	type R = app.Requirement
+	return listSpec[R]{Name: "requirements", Noun: "requirement", Plural: "requirements", Default: "position", Native: "position", PerPage: 50, Fetch: fetch,
+		Cols: []listCol[R]{
+			{Key: "id", Cell: func(r R) string { return r.ID }},
+			{Key: "position", SortKey: func(r R) string { return padInt(r.Position) }},
+			{Key: "ref", Cell: func(r R) string { return r.Ref }, SortKey: func(r R) string { return lower(r.Ref) }},
+			{Key: "title", Cell: func(r R) string { return r.Title }, SortKey: func(r R) string { return lower(r.Title) }},
+			{Key: "description", Cell: func(r R) string { return r.Description }},
+			{Key: "parentRef", Cell: func(r R) string { return r.ParentRef }},
+			{Key: "assessable", Cell: func(r R) string { return strconv.FormatBool(r.Assessable) }},
+			{Key: "controls", Cell: func(r R) string { return itoa(len(r.ControlIDs)) }, SortKey: func(r R) string { return padInt(len(r.ControlIDs)) }},
+		}}
+}

@@ -316,12 +316,16 @@ func (s *Server) uiDismissOnboarding(w http.ResponseWriter, r *http.Request, v *
 // --- frameworks ---
 
 func (s *Server) uiFrameworks(w http.ResponseWriter, r *http.Request, v *view) error {
-	l, err := s.app.ListFrameworks(r.Context(), nil, app.Page{Page: 1, PerPage: app.MaxPerPage})
-	if err != nil {
+	lv, items, done, err := runList(w, r, v, frameworkList(sliceFetch(func() ([]app.Framework, error) {
+		l, err := s.app.ListFrameworks(r.Context(), nil, app.Page{Page: 1, PerPage: app.MaxPerPage})
+		return l.Items, err
+	})))
+	if done || err != nil {
 		return err
 	}
 	v.Title, v.Section = "Frameworks", "frameworks"
-	v.Data = l.Items
+	lv.EmptyText = "No frameworks."
+	v.Data = map[string]any{"Frameworks": items, "List": lv}
 	return s.page(w, r, "frameworks", v)
 }
 
@@ -330,11 +334,14 @@ func (s *Server) uiFramework(w http.ResponseWriter, r *http.Request, v *view) er
 	if err != nil {
 		return err
 	}
-	pg := uiPage(r, 50)
-	reqs, err := s.app.ListRequirements(r.Context(), f.ID, pg)
-	if err != nil {
+	lv, reqs, done, err := runList(w, r, v, requirementList(func(p app.Page) ([]app.Requirement, int, error) {
+		l, err := s.app.ListRequirements(r.Context(), f.ID, p)
+		return l.Items, l.Total, err
+	}))
+	if done || err != nil {
 		return err
 	}
+	lv.EmptyText = "This framework has no requirements yet."
 	var counts *app.FrameworkCounts
 	var score int
 	if f.Enabled {
@@ -344,7 +351,7 @@ func (s *Server) uiFramework(w http.ResponseWriter, r *http.Request, v *view) er
 	}
 	v.Title, v.Section = f.Name, "frameworks"
 	v.Flash = flash(r)
-	v.Data = map[string]any{"F": f, "Reqs": reqs.Items, "Pager": newPager(r, pg, reqs.Total), "Score": score, "Counts": counts,
+	v.Data = map[string]any{"F": f, "Reqs": reqs, "List": lv, "Score": score, "Counts": counts,
 		"Statuses": app.ControlStatuses}
 	if err := s.addAttachments(r, v, app.EntityFramework, "frameworks", f.ID); err != nil {
 		return err
