@@ -128,7 +128,7 @@ func TestUIContext(t *testing.T) {
 	if err != nil || c.Version != 3 || c.Description != "We build accounting software." || c.ChangeNote != "Back to the first text" {
 		t.Fatalf("after restore: %+v %v", c, err)
 	}
-	wantBody(t, admin.get("/context/snapshots?perPage=1&page=2"), "Page 2 of 3", "Version 2")
+	wantBody(t, admin.get("/context/snapshots?perPage=1&page=2"), "2–2 of 3", `aria-current="page">2<`, "Version 2")
 
 	// Another organization's version: the 404 page, and nothing restored.
 	if _, err := e.app.UpdateContext(e.ctx(other.org), app.ContextPatch{Description: app.Ptr("Globex secrets")}); err != nil {

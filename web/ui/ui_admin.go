@@ -237,15 +237,23 @@ func (s *Server) uiWebhook(w http.ResponseWriter, r *http.Request, v *view) erro
 		return err
 	}
 	q := r.URL.Query()
-	pg := uiPage(r, 50)
-	l, err := s.app.ListDeliveries(r.Context(), wh.ID, app.DeliveryFilter{Status: q.Get("status"), Event: q.Get("event"), Page: pg})
+	f := app.DeliveryFilter{Status: q.Get("status"), Event: q.Get("event")}
+	lv, items, done, err := runList(w, r, v, deliveryList(func(p app.Page) ([]app.Delivery, int, error) {
+		f.Page = p
+		l, err := s.app.ListDeliveries(r.Context(), wh.ID, f)
+		return l.Items, l.Total, err
+	}))
+	if done {
+		return err
+	}
 	if err != nil && !formErrors(err, v, r) {
 		return err
 	}
 	v.Form = q
 	v.Title, v.Section = "Webhook "+wh.URL, "webhooks"
 	v.Flash = flash(r)
-	v.Data = map[string]any{"W": wh, "Deliveries": l.Items, "Pager": newPager(r, pg, l.Total), "Statuses": app.DeliveryStatuses}
+	lv.EmptyText = "Nothing was delivered yet. Deliveries appear here when events happen."
+	v.Data = map[string]any{"W": wh, "Deliveries": items, "List": lv, "Statuses": app.DeliveryStatuses}
 	return s.page(w, r, "webhook", v)
 }
 

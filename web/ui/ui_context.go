@@ -182,9 +182,11 @@ func (s *Server) uiUpdateContext(w http.ResponseWriter, r *http.Request, v *view
 }
 
 func (s *Server) uiContextSnapshots(w http.ResponseWriter, r *http.Request, v *view) error {
-	pg := uiPage(r, 50)
-	l, err := s.app.ListContextSnapshots(r.Context(), pg)
-	if err != nil {
+	lv, items, done, err := runList(w, r, v, contextVersionList(func(p app.Page) ([]app.OrgContext, int, error) {
+		l, err := s.app.ListContextSnapshots(r.Context(), p)
+		return l.Items, l.Total, err
+	}))
+	if done || err != nil {
 		return err
 	}
 	v.Title, v.Section = "Context versions", "context"
@@ -192,7 +194,12 @@ func (s *Server) uiContextSnapshots(w http.ResponseWriter, r *http.Request, v *v
 	if err != nil {
 		return err
 	}
-	v.Data = map[string]any{"Items": l.Items, "Pager": newPager(r, pg, l.Total), "Names": names}
+	lv.EmptyText = "No versions yet."
+	if v.Can("manage") {
+		lv.EmptyText += " Fill in the context; each save becomes a version."
+		lv.EmptyHref, lv.EmptyAction = "/context", "Fill in the context"
+	}
+	v.Data = map[string]any{"Items": items, "List": lv, "Names": names}
 	return s.page(w, r, "context_snapshots", v)
 }
 

@@ -190,3 +190,46 @@ func requirementList(fetch func(app.Page) ([]app.Requirement, int, error)) listS
 			{Key: "controls", Cell: func(r R) string { return itoa(len(r.ControlIDs)) }, SortKey: func(r R) string { return padInt(len(r.ControlIDs)) }},
 		}}
 }
+
+func deliveryList(fetch func(app.Page) ([]app.Delivery, int, error)) listSpec[app.Delivery] {
+	type D = app.Delivery
+	code := func(d D) string {
+		if d.LastStatusCode == nil {
+			return ""
+		}
+		return itoa(*d.LastStatusCode)
+	}
+	return listSpec[D]{Name: "webhook-deliveries", Noun: "delivery", Plural: "deliveries", Default: "-createdAt", Native: "-createdAt", PerPage: 50,
+		FilterKeys: []string{"status", "event"}, Fetch: fetch,
+		Cols: []listCol[D]{
+			{Key: "id", Cell: func(d D) string { return d.ID }},
+			{Key: "event", Cell: func(d D) string { return d.Event }, SortKey: func(d D) string { return d.Event + "\x00" + d.ID }},
+			{Key: "eventId", Cell: func(d D) string { return d.EventID }},
+			{Key: "status", Cell: func(d D) string { return d.Status }, SortKey: func(d D) string { return rank(app.DeliveryStatuses, d.Status) + d.ID }},
+			{Key: "attemptCount", Cell: func(d D) string { return itoa(d.AttemptCount) }, SortKey: func(d D) string { return padInt(d.AttemptCount) }},
+			{Key: "lastStatusCode", Cell: code},
+			{Key: "lastError", Cell: func(d D) string { return deref(d.LastError) }},
+			{Key: "lastAttemptAt", Cell: func(d D) string { return optTime(d.LastAttemptAt) }},
+			{Key: "nextAttemptAt", Cell: func(d D) string { return optTime(d.NextAttemptAt) }},
+			{Key: "createdAt", Cell: func(d D) string { return iso(d.CreatedAt) }, SortKey: func(d D) string { return iso(d.CreatedAt) + d.ID }},
+		}}
+}
+
+func contextVersionList(fetch func(app.Page) ([]app.OrgContext, int, error)) listSpec[app.OrgContext] {
+	type C = app.OrgContext
+	by := func(c C) string {
+		if c.SavedBy == nil {
+			return ""
+		}
+		return c.SavedBy.ID
+	}
+	return listSpec[C]{Name: "context-versions", Noun: "version", Plural: "versions", Default: "-version", Native: "-version", PerPage: 50, Fetch: fetch,
+		Cols: []listCol[C]{
+			{Key: "id", Cell: func(c C) string { return deref(c.ID) }},
+			{Key: "version", Cell: func(c C) string { return itoa(c.Version) }, SortKey: func(c C) string { return padInt(c.Version) }},
+			{Key: "savedAt", Cell: func(c C) string { return optTime(c.SavedAt) }},
+			{Key: "savedBy", Cell: by},
+			{Key: "changeNote", Cell: func(c C) string { return c.ChangeNote }, SortKey: func(c C) string { return lower(c.ChangeNote) }},
+			{Key: "isCurrent", Cell: func(c C) string { return strconv.FormatBool(c.IsCurrent) }},
+		}}
+}
