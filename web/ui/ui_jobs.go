@@ -444,14 +444,19 @@ func (s *Server) uiStartExport(auditor bool) uiHandler {
 }
 
 func (s *Server) uiJobs(w http.ResponseWriter, r *http.Request, v *view) error {
-	jobs := s.jobs.list(v.P)
+	lv, jobs, done, err := runList(w, r, v, jobList(sliceFetch(func() ([]jobView, error) { return s.jobs.list(v.P), nil })))
+	if done || err != nil {
+		return err
+	}
 	v.Title, v.Section = "Jobs", ""
+	lv.EmptyText = "No jobs. Prepare an evidence export on the frameworks page."
+	lv.EmptyHref, lv.EmptyAction = "/frameworks", "Go to the frameworks"
 	for _, j := range jobs {
 		if j.Active() {
 			v.Refresh = jobRefresh
 		}
 	}
-	v.Data = map[string]any{"Jobs": jobs, "TTL": int(JobTTL / time.Minute)}
+	v.Data = map[string]any{"Jobs": jobs, "List": lv, "TTL": int(JobTTL / time.Minute)}
 	return s.page(w, r, "jobs", v)
 }
 

@@ -233,3 +233,24 @@ func contextVersionList(fetch func(app.Page) ([]app.OrgContext, int, error)) lis
 			{Key: "isCurrent", Cell: func(c C) string { return strconv.FormatBool(c.IsCurrent) }},
 		}}
 }
+
+func jobList(fetch func(app.Page) ([]jobView, int, error)) listSpec[jobView] {
+	type J = jobView
+	return listSpec[J]{Name: "jobs", Noun: "job", Plural: "jobs", Default: "-created", PerPage: 50, Fetch: fetch,
+		Cols: []listCol[J]{
+			{Key: "id", Cell: func(j J) string { return j.ID }},
+			{Key: "title", Cell: func(j J) string { return j.Title }, SortKey: func(j J) string { return lower(j.Title) }},
+			{Key: "kind", Cell: func(j J) string { return j.Kind }},
+			{Key: "status", Cell: func(j J) string { return j.Status }, SortKey: func(j J) string { return j.Status }},
+			{Key: "done", Cell: func(j J) string { return itoa(j.Done) }},
+			{Key: "total", Cell: func(j J) string { return itoa(j.Total) }},
+			{Key: "error", Cell: func(j J) string { return j.Error }},
+			{Key: "created", Cell: func(j J) string { return iso(j.Created) }, SortKey: func(j J) string { return iso(j.Created) + padInt(int(j.seq)) }},
+			{Key: "expires", Cell: func(j J) string {
+				if j.Expires.IsZero() {
+					return ""
+				}
+				return iso(j.Expires)
+			}},
+		}}
+}
