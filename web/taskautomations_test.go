@@ -430,3 +430,25 @@ func TestTaskAutomationScheduleAndInterrupt(t *testing.T) {
 		t.Fatalf("interrupted run: %v", run)
 	}
 }
+
+// TestTaskAutomationMCPTool: list_automation_runs lists a task's runs; a
+// task of another organization is not found.
+func TestTaskAutomationMCPTool(t *testing.T) {
+	e := newAutoEnv(t, app.ScriptLimits{})
+	id := e.create(map[string]any{"name": "Checked", "script": "result({})"})["id"].(string)
+	e.runNow(id)
+	cs := mcpSession(t, e.testEnv, http.Header{"X-Api-Key": {e.key(e.org, app.RoleAuditor)}})
+	out, isErr := callTool(t, cs, "list_automation_runs", map[string]any{"taskId": e.task})
+	if isErr || len(out["data"].([]any)) != 1 || out["data"].([]any)[0].(map[string]any)["evaluationStatus"] != "pass" {
+		t.Fatalf("list_automation_runs: %v", out)
+	}
+	out, isErr = callTool(t, cs, "list_automation_runs", map[string]any{})
+	if !isErr || !strings.Contains(fmt.Sprint(out), "taskId") {
+		t.Fatalf("without taskId: %v", out)
+	}
+	other := mcpSession(t, e.testEnv, http.Header{"X-Api-Key": {e.key(e.testEnv.org("Globex", app.PlanProfessional), app.RoleOwner)}})
+	out, _ = callTool(t, other, "list_automation_runs", map[string]any{"taskId": e.task})
+	if !strings.Contains(fmt.Sprint(out["error"]), "not_found") {
+		t.Fatalf("another organization: %v", out)
+	}
+}
