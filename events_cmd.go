@@ -38,6 +38,8 @@ func scheduledJobs(e *env, o app.DeliveryOptions) []app.Job {
 		pentestJob(e.app),
 		// Every minute: connections whose next run is due get one queued.
 		{Name: "schedule_integration_runs", Interval: time.Minute, Run: e.app.ScheduleIntegrationRuns},
+		// Every minute: task automations whose schedule is due get a run queued.
+		automationJob(e.app),
 		{Name: "purge_oauth_tokens", Interval: time.Hour, Run: e.app.PurgeOAuthTokens},
 		// Hourly: evidence.expiring fires within the hour evidence enters the
 		// 30-day window, and a control whose evidence lapsed leaves

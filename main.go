@@ -80,6 +80,7 @@ func rootCmd() *cobra.Command {
 	setWebhookDefaults(v)
 	setMailDefaults(v)
 	setIntegrationDefaults(v)
+	setAutomationDefaults(v)
 	setBackupDefaults(v)
 	setPentestDefaults(v)
 	root.AddCommand(serveCmd(v), mailCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), restoreCmd(v), doctorCmd(v),
@@ -179,6 +180,10 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 		return nil, err
 	}
 	if err := configureIntegrations(v, a); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := configureTaskAutomations(v, a); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -307,6 +312,11 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 				stopJobs()
 				return err
 			}
+			autoWG, err := startTaskAutomations(jobCtx, e)
+			if err != nil {
+				stopJobs()
+				return err
+			}
 			errc := make(chan error, 3)
 			if certs != nil {
 				go func() { errc <- hs.ServeTLS(ln, "", "") }()
@@ -338,6 +348,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 				deliverer.Wait()
 				e.app.WaitPentests()
 				integWG.Wait()
+				autoWG.Wait()
 				return err
 			case <-ctx.Done():
 			}
@@ -361,6 +372,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			deliverer.Wait()
 			e.app.WaitPentests()
 			integWG.Wait()
+			autoWG.Wait()
 			if err := e.app.FlushKeyUsage(sctx); err != nil {
 				log.Warn("flush key usage", slog.Any("error", err))
 			}

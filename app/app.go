@@ -66,6 +66,7 @@ type Store interface {
 	AssistantStore
 	IntegrationStore
 	TrainingStore
+	TaskAutomationStore
 }
 
 // Config holds the service-level settings.
@@ -98,6 +99,7 @@ type App struct {
 	// assistant holds the assistant's language model, when configured.
 	assistant assistantState
 	integ     integrationState
+	autos     automationState
 }
 
 // New builds the services over a store. now may be nil for time.Now.

@@ -58,6 +58,10 @@ const (
 	PrefixDeviceCheck    = "dck"
 	PrefixDeviceToken    = "dat"
 	PrefixEnrolmentToken = "den"
+	// Task automations: an automation, one of its script versions, a run.
+	PrefixTaskAutomation    = "tau"
+	PrefixAutomationVersion = "tav"
+	PrefixAutomationRun     = "tar"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

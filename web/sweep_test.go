@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/automation"
 	"github.com/compliance-appliance/compliance/integrations/custom"
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -346,6 +347,17 @@ var sweepFixtures = []sweepFixture{
 			}
 			return *c.VerificationCode
 		}},
+	{kind: "task_automation", names: []string{"automationId"}, prefix: app.PrefixTaskAutomation,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			e.app.SetScriptRunner(automation.New(nil), app.TaskAutomationOptions{})
+			return sweepCreate(e, org, "/v1/tasks/"+ref("task")+"/automations", map[string]any{"name": "Sweep automation",
+				"script": "result({\"ok\": True})\n"})
+		}},
+	{kind: "automation_run", names: []string{"automationRunId"}, prefix: app.PrefixAutomationRun,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			rec := e.do("POST", "/v1/tasks/"+ref("task")+"/automations/"+ref("task_automation")+"/run", sweepKey(e, org), nil)
+			return sweepID(e, rec, "automation run")
+		}},
 }
 
 // sweepPushProvider is the custom (push) provider under a slug no response
@@ -408,7 +420,8 @@ var sweepNotWrites = map[string]string{
 // sweepParamKinds names the kind of a path parameter where the parameter
 // name alone would pick the wrong one: path -> parameter -> kind.
 var sweepParamKinds = map[string]map[string]string{
-	"/v1/soa/{requirementId}": {"requirementId": "catalog_requirement"},
+	"/v1/soa/{requirementId}":                                    {"requirementId": "catalog_requirement"},
+	"/v1/tasks/{taskId}/automations/{automationId}/runs/{runId}": {"runId": "automation_run"},
 }
 
 // sweepSessionOnly lists operations only a signed-in person may call,

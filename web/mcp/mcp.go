@@ -44,6 +44,7 @@ func (s *Server) mcpTools(srv *mcp.Server) {
 	addTool(s, srv, "ask_assistant", "Ask the compliance assistant a question in plain words (controls without evidence, expiring evidence, vendors, risks, findings, overdue work, what a policy says); the answer names the records it came from.", false, s.toolAskAssistant)
 	addTool(s, srv, "list_training_status", "Training status: completion rates by module (owners, admins, auditors) and assignments with status and due date, with optional personId, moduleId and status (assigned, overdue, completed) filters; employees and contractors see their own assignments.", false, s.toolListTrainingStatus)
 	addTool(s, srv, "list_devices", "List the organization's devices with their compliance (every check of the last agent check-in passed), with optional personId, platform, compliant and stale (no check-in for 7 days) filters.", false, s.toolListDevices)
+	addTool(s, srv, "list_automation_runs", "List the task automation runs of a task (tsk_...), newest first: status, pass/fail verdict and its reason, stop reason, version; optional automationId (tau_...) narrows to one automation.", false, s.toolListAutomationRuns)
 }
 
 // addTool registers a tool whose errors come back as tool errors with the
@@ -491,4 +492,26 @@ func (s *Server) toolListDevices(ctx context.Context, in listDevicesIn) (listOut
 		return listOut[app.Device]{}, err
 	}
 	return listOut[app.Device]{Data: l.Items, Meta: httpx.NewMeta(pg, l.Total)}, nil
+}
+
+type automationRunsIn struct {
+	pageIn
+	TaskID       string `json:"taskId" jsonschema:"the task (tsk_...)"`
+	AutomationID string `json:"automationId,omitempty" jsonschema:"only this automation's runs (tau_...)"`
+}
+
+// toolListAutomationRuns lists a task's automation runs without their logs.
+func (s *Server) toolListAutomationRuns(ctx context.Context, in automationRunsIn) (listOut[app.TaskAutomationRun], error) {
+	pg, err := in.page()
+	if err != nil {
+		return listOut[app.TaskAutomationRun]{}, err
+	}
+	if in.TaskID == "" {
+		return listOut[app.TaskAutomationRun]{}, app.Invalid("taskId", app.CodeRequired, nil, "taskId is required")
+	}
+	l, err := s.app.ListAutomationRuns(ctx, app.AutomationRunFilter{TaskID: in.TaskID, AutomationID: in.AutomationID, Page: pg})
+	if err != nil {
+		return listOut[app.TaskAutomationRun]{}, err
+	}
+	return listOut[app.TaskAutomationRun]{Data: l.Items, Meta: httpx.NewMeta(pg, l.Total)}, nil
 }
