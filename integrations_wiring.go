@@ -11,12 +11,12 @@ import (
 	"github.com/compliance-appliance/compliance/app"
 	"github.com/compliance-appliance/compliance/integrations/custom"
 	"github.com/compliance-appliance/compliance/integrations/entra"
-	"github.com/compliance-appliance/compliance/integrations/googleworkspace"
-	"github.com/compliance-appliance/compliance/integrations/ldap"
-	"github.com/compliance-appliance/compliance/integrations/okta"
 	"github.com/compliance-appliance/compliance/integrations/github"
 	"github.com/compliance-appliance/compliance/integrations/gitlab"
+	"github.com/compliance-appliance/compliance/integrations/googleworkspace"
 	"github.com/compliance-appliance/compliance/integrations/https"
+	"github.com/compliance-appliance/compliance/integrations/ldap"
+	"github.com/compliance-appliance/compliance/integrations/okta"
 	"github.com/compliance-appliance/compliance/integrations/outbound"
 )
 
