@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"testing"
@@ -172,6 +173,13 @@ func TestDirectorySyncLDAP(t *testing.T) {
 	}
 	if n := s.count(t, `SELECT count(*) FROM events WHERE organization_id = ? AND type = 'person.left'`, s.org); n != 2 {
 		t.Fatalf("person.left events = %d", n)
+	}
+	// The owner is told (the notify job), once, of the run with leavers.
+	if _, err := s.app.Notify(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.count(t, `SELECT count(*) FROM notifications WHERE organization_id = ? AND person_id = ? AND kind = 'sync_leavers'`, s.org, s.ownerID); n != 1 {
+		t.Fatalf("sync_leavers notifications = %d, want 1", n)
 	}
 	// A dry run after the leavers changes nothing.
 	before := members()
