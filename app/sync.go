@@ -116,6 +116,17 @@ type PersonTwoFactor struct {
 	CheckedAt *time.Time `json:"checkedAt"`
 }
 
+// Status is enrolled, not_enrolled or unknown.
+func (t PersonTwoFactor) Status() string {
+	switch {
+	case t.Enrolled == nil:
+		return "unknown"
+	case *t.Enrolled:
+		return "enrolled"
+	}
+	return "not_enrolled"
+}
+
 // PersonDirectory is what sync keeps of a person managed by a directory.
 type PersonDirectory struct {
 	UserID             string

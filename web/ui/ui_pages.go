@@ -81,6 +81,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiPentestRoutes(page)
 	s.uiIntegrationRoutes(page)
 	s.uiTrainingRoutes(page)
+	s.uiSyncRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)
