@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/compliance-appliance/compliance/app"
@@ -301,6 +302,27 @@ func TestDirectorySyncRules(t *testing.T) {
 	}
 	if n := s.count(t, `SELECT count(*) FROM sync_runs WHERE organization_id = ? AND trigger = 'schedule' AND status = 'succeeded'`, s.org); n != 1 {
 		t.Fatalf("scheduled runs = %d, want 1", n)
+	}
+}
+
+// TestDirectorySyncMCPTool: list_sync_runs lists the runs; list_people
+// carries two-factor status; another organization's connection is not found.
+func TestDirectorySyncMCPTool(t *testing.T) {
+	s := newSyncEnv(t, 10)
+	s.sync(t, "")
+	cs := mcpSession(t, s.testEnv, http.Header{"X-Api-Key": {s.aud}})
+	out, isErr := callTool(t, cs, "list_sync_runs", map[string]any{"connectionId": s.conn, "status": "succeeded"})
+	if isErr || len(out["data"].([]any)) != 1 {
+		t.Fatalf("list_sync_runs: %v", out)
+	}
+	out, isErr = callTool(t, cs, "list_people", map[string]any{})
+	if isErr || !strings.Contains(fmt.Sprint(out), "twoFactor") {
+		t.Fatalf("list_people: %v", out)
+	}
+	other := mcpSession(t, s.testEnv, http.Header{"X-Api-Key": {s.org2(t)}})
+	out, _ = callTool(t, other, "list_sync_runs", map[string]any{"connectionId": s.conn})
+	if !strings.Contains(fmt.Sprint(out["error"]), "not_found") {
+		t.Fatalf("another organization: %v", out)
 	}
 }
 

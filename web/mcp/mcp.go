@@ -44,6 +44,7 @@ func (s *Server) mcpTools(srv *mcp.Server) {
 	addTool(s, srv, "ask_assistant", "Ask the compliance assistant a question in plain words (controls without evidence, expiring evidence, vendors, risks, findings, overdue work, what a policy says); the answer names the records it came from.", false, s.toolAskAssistant)
 	addTool(s, srv, "list_training_status", "Training status: completion rates by module (owners, admins, auditors) and assignments with status and due date, with optional personId, moduleId and status (assigned, overdue, completed) filters; employees and contractors see their own assignments.", false, s.toolListTrainingStatus)
 	addTool(s, srv, "list_devices", "List the organization's devices with their compliance (every check of the last agent check-in passed), with optional personId, platform, compliant and stale (no check-in for 7 days) filters.", false, s.toolListDevices)
+	addTool(s, srv, "list_sync_runs", "List directory sync runs (newest first) with their counts (found, created, updated, deactivated, reactivated, unchanged, skipped, errors), with optional connectionId and status filters. Owners, admins and auditors.", false, s.toolListSyncRuns)
 }
 
 // addTool registers a tool whose errors come back as tool errors with the
