@@ -120,7 +120,9 @@ func (s *syncSession) apply(ctx context.Context, ch SyncChange, u *DirectoryUser
 			ch.Action = SyncError
 		}
 	}
-	if ch.Action == SyncUnchanged {
+	if ch.Action == SyncUnchanged || ch.Action == SyncSkipped && ch.PersonID == "" && u != nil && !u.Active {
+		// Only counted: the unchanged, and the disabled never in the
+		// register (every run would list them again).
 		return
 	}
 	s.seq++
