@@ -370,7 +370,11 @@ func (a *App) UpdatePerson(ctx context.Context, id string, in PersonPatch) (*Per
 	if err != nil {
 		return nil, fmt.Errorf("update person %s: %w", id, err)
 	}
-	return out, nil
+	one := []Person{*out}
+	if err := a.attachSyncInfo(ctx, p.OrgID, one); err != nil {
+		return nil, err
+	}
+	return &one[0], nil
 }
 
 // TransferOwnership makes newOwnerID the owner; the previous owners become admins.

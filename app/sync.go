@@ -276,10 +276,10 @@ func (a *App) runSync(ctx context.Context, p *Principal, c *Connection, trigger 
 		if runErr == nil {
 			// The listing was complete: the missing are leavers.
 			for _, ch := range s.planner.Leavers() {
-				s.apply(ctx, ch, nil)
+				s.apply(s.ctx, ch, nil)
 			}
 		}
-		if ferr := s.flush(ctx); ferr != nil && runErr == nil {
+		if ferr := s.flush(s.ctx); ferr != nil && runErr == nil {
 			runErr = ferr
 		}
 	} else {
