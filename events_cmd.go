@@ -40,6 +40,9 @@ func scheduledJobs(e *env, o app.DeliveryOptions) []app.Job {
 		{Name: "schedule_integration_runs", Interval: time.Minute, Run: e.app.ScheduleIntegrationRuns},
 		// Every minute: task automations whose schedule is due get a run queued.
 		automationJob(e.app),
+		// Every minute: directory connections of the employee sync provider
+		// whose sync frequency has passed since their last run are synced.
+		{Name: "run_directory_sync", Interval: time.Minute, Run: e.app.RunDirectorySyncs},
 		{Name: "purge_oauth_tokens", Interval: time.Hour, Run: e.app.PurgeOAuthTokens},
 		// Hourly: evidence.expiring fires within the hour evidence enters the
 		// 30-day window, and a control whose evidence lapsed leaves

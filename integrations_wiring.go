@@ -10,9 +10,13 @@ import (
 
 	"github.com/compliance-appliance/compliance/app"
 	"github.com/compliance-appliance/compliance/integrations/custom"
+	"github.com/compliance-appliance/compliance/integrations/entra"
 	"github.com/compliance-appliance/compliance/integrations/github"
 	"github.com/compliance-appliance/compliance/integrations/gitlab"
+	"github.com/compliance-appliance/compliance/integrations/googleworkspace"
 	"github.com/compliance-appliance/compliance/integrations/https"
+	"github.com/compliance-appliance/compliance/integrations/ldap"
+	"github.com/compliance-appliance/compliance/integrations/okta"
 	"github.com/compliance-appliance/compliance/integrations/outbound"
 )
 
@@ -24,6 +28,10 @@ func integrationProviders(c *http.Client) []app.IntegrationProvider {
 		github.New(c),
 		gitlab.New(c),
 		custom.New(),
+		ldap.New(outbound.Dialer(c)),
+		googleworkspace.New(c),
+		entra.New(c),
+		okta.New(c),
 	}
 }
 
@@ -76,6 +84,13 @@ func startIntegrations(ctx context.Context, e *env) (*sync.WaitGroup, error) {
 	}
 	if n > 0 {
 		e.log.Warn("check runs interrupted by the last stop", "runs", n)
+	}
+	n, err = e.app.InterruptStaleSyncRuns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		e.log.Warn("directory sync runs interrupted by the last stop", "runs", n)
 	}
 	return e.app.StartIntegrationWorker(ctx), nil
 }

@@ -67,6 +67,7 @@ type Store interface {
 	IntegrationStore
 	TrainingStore
 	TaskAutomationStore
+	SyncStore
 }
 
 // Config holds the service-level settings.

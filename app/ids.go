@@ -53,6 +53,8 @@ const (
 	PrefixConnection     = "icn"
 	PrefixCheckRun       = "icr"
 	PrefixCheckException = "icx"
+	// PrefixSyncRun starts a directory sync run's id.
+	PrefixSyncRun = "syr"
 	// Device agent: a reported check result, an agent's device token and
 	// an enrolment token.
 	PrefixDeviceCheck    = "dck"

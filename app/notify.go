@@ -23,6 +23,7 @@ const (
 	NotifyPolicyPublished    = "policy_published"
 	NotifyIncidentDeadline   = "incident_deadline"
 	NotifyWebhookPaused      = "webhook_paused"
+	NotifySyncLeavers        = "sync_leavers"
 	NotificationDeliveryMail = "immediate"
 	NotificationDigest       = "digest"
 	NotificationOff          = "off"
@@ -45,6 +46,7 @@ var NotificationKinds = []NotificationKind{
 	{NotifyPolicyPublished, "Policy to acknowledge", "A policy is published and asks you to acknowledge it.", "policy.published", "everyone but auditors"},
 	{NotifyIncidentDeadline, "Incident reporting deadline", "A statutory report of an incident is due soon or overdue.", EventIncidentDeadlineApproaching, "owners and admins"},
 	{NotifyWebhookPaused, "Webhook paused", "A webhook endpoint failed for too long and was paused.", EventWebhookPaused, "owners and admins"},
+	{NotifySyncLeavers, "Directory sync found leavers", "A directory sync deactivated people who left; their offboarding tasks are open.", EventSyncRunCompleted, "owners and admins"},
 }
 
 // NotificationDeliveries are the choices a person has per kind.
@@ -225,6 +227,15 @@ func (a *App) notificationsFor(ctx context.Context, e StoredEvent) []*Notificati
 		subject = "Webhook paused: " + str("url")
 		body = fmt.Sprintf("The webhook to %s failed every attempt since %s and was paused. Last error: %s. Fix the receiver and resume it.",
 			str("url"), dateTimeOf(str("failingSince")), str("lastError"))
+	case EventSyncRunCompleted:
+		n, _ := d["deactivated"].(float64)
+		if dry, _ := d["dryRun"].(bool); dry || n == 0 {
+			return nil // told only of leavers really deactivated
+		}
+		kind, link = NotifySyncLeavers, "/integrations/sync/runs/"+str("syncRunId")
+		subject = fmt.Sprintf("Directory sync deactivated %d leaver(s)", int(n))
+		body = fmt.Sprintf("The sync of directory connection %s deactivated %d person(s) who left the directory. Their offboarding tasks (revoke access, collect devices) are open.",
+			str("connectionId"), int(n))
 	default:
 		return nil
 	}

@@ -27,6 +27,8 @@ type Person struct {
 	IsActive    bool            `json:"isActive"`
 	LastLoginAt *time.Time      `json:"lastLoginAt"`
 	Devices     []DeviceSummary `json:"devices"`
+	Source      PersonSource    `json:"source"`
+	TwoFactor   PersonTwoFactor `json:"twoFactor"`
 	CreatedAt   time.Time       `json:"createdAt"`
 	UpdatedAt   time.Time       `json:"updatedAt"`
 }
@@ -136,7 +138,11 @@ func (a *App) ListPeople(ctx context.Context, f PersonFilter) (List[Person], err
 	if p.SeesOnlyAssigned() {
 		f.IDs = []string{p.UserID}
 	}
-	return a.store.ListPeople(ctx, p.OrgID, f)
+	l, err := a.store.ListPeople(ctx, p.OrgID, f)
+	if err != nil {
+		return l, err
+	}
+	return l, a.attachSyncInfo(ctx, p.OrgID, l.Items)
 }
 
 // GetPerson returns one person of the organization.
@@ -148,7 +154,15 @@ func (a *App) GetPerson(ctx context.Context, id string) (*Person, error) {
 	if p.SeesOnlyAssigned() && id != p.UserID {
 		return nil, ErrNotFound
 	}
-	return a.store.GetPerson(ctx, p.OrgID, id)
+	per, err := a.store.GetPerson(ctx, p.OrgID, id)
+	if err != nil {
+		return nil, err
+	}
+	one := []Person{*per}
+	if err := a.attachSyncInfo(ctx, p.OrgID, one); err != nil {
+		return nil, err
+	}
+	return &one[0], nil
 }
 
 // CreatePerson adds a person to the organization.
@@ -356,7 +370,11 @@ func (a *App) UpdatePerson(ctx context.Context, id string, in PersonPatch) (*Per
 	if err != nil {
 		return nil, fmt.Errorf("update person %s: %w", id, err)
 	}
-	return out, nil
+	one := []Person{*out}
+	if err := a.attachSyncInfo(ctx, p.OrgID, one); err != nil {
+		return nil, err
+	}
+	return &one[0], nil
 }
 
 // TransferOwnership makes newOwnerID the owner; the previous owners become admins.

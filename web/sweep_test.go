@@ -273,6 +273,18 @@ var sweepFixtures = []sweepFixture{
 			}
 			return run.ID
 		}},
+	// A finished sync run of the organization's connection, written
+	// directly: the sweep's provider is not a directory.
+	{kind: "sync_run", names: []string{"syncRunId"}, prefix: app.PrefixSyncRun,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			id := app.NewID(app.PrefixSyncRun)
+			if _, err := e.raw().Exec(`INSERT INTO sync_runs (id, organization_id, connection_id, provider_slug, sync_type, trigger,
+				status, requested_by, started_at, finished_at) VALUES (?, ?, ?, 'ldap', 'employee', 'manual', 'succeeded', 'sweep',
+				'2026-01-15T10:00:00Z', '2026-01-15T10:00:01Z')`, id, org, ref("connection")); err != nil {
+				e.t.Fatalf("sync run fixture: %v", err)
+			}
+			return id
+		}},
 	{kind: "check_exception", names: []string{"exceptions", "exceptionId"}, prefix: app.PrefixCheckException,
 		create: func(e *testEnv, org string, ref func(string) string) string {
 			return sweepCreate(e, org, "/v1/integrations/checks/connections/"+ref("connection")+"/exceptions", map[string]any{
@@ -411,10 +423,11 @@ var sweepBodies = map[string]any{}
 // sweepNotWrites lists non-GET operations that do not change data, with
 // the reason; the auditor sweep skips them.
 var sweepNotWrites = map[string]string{
-	"POST /oauth/authorize":                  "the consent form of a signed-in person; an API key is not a credential there",
-	"POST /v1/auth/logout":                   "ends the caller's own session; with a key there is none to end",
-	"POST /v1/mcp":                           "the MCP transport: each tool checks the role itself (an auditor's create_vendor is refused, see TestMCPWithAPIKey)",
-	"POST /v1/training/generate-certificate": "renders a certificate PDF; it reads and changes nothing (auditors may download certificates)",
+	"POST /oauth/authorize":                              "the consent form of a signed-in person; an API key is not a credential there",
+	"POST /v1/auth/logout":                               "ends the caller's own session; with a key there is none to end",
+	"POST /v1/mcp":                                       "the MCP transport: each tool checks the role itself (an auditor's create_vendor is refused, see TestMCPWithAPIKey)",
+	"POST /v1/training/generate-certificate":             "renders a certificate PDF; it reads and changes nothing (auditors may download certificates)",
+	"POST /v1/integrations/sync/google-workspace/status": "a status read the reference makes a POST; it changes nothing (auditors read it)",
 }
 
 // sweepParamKinds names the kind of a path parameter where the parameter

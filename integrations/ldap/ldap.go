@@ -70,7 +70,7 @@ func (p *Provider) Definition() app.ProviderDefinition {
 			"joiners, leavers and returners synchronised to the people register.",
 		AuthStrategy: app.ProviderAuthBasic,
 		Credentials: []app.CredentialField{
-			{Key: "url", Label: "Server URL", Type: "url", Required: true, Placeholder: "ldaps://dc1.corp.example:636",
+			{Key: "url", Label: "Server URL", Type: "text", Required: true, Placeholder: "ldaps://dc1.corp.example:636",
 				Help: "ldaps://host[:port], or ldap://host[:port] with StartTLS."},
 			{Key: "bindDn", Label: "Bind DN", Type: "text", Required: true, Placeholder: "cn=compliance-sync,ou=service,dc=corp,dc=example",
 				Help: "A read-only service account."},

@@ -146,6 +146,17 @@ func DialContext(c *http.Client) func(ctx context.Context, network, addr string)
 	return DialContext(o)
 }
 
+// Dialer returns a dialer under the network policy and connect timeout of a
+// client New built, for providers that speak another protocol than HTTP
+// (LDAP). For any other client it returns a dialer under the default policy.
+func Dialer(c *http.Client) *net.Dialer {
+	o := Options{Policy: app.DefaultNetworkPolicy(), ConnectTimeout: 10 * time.Second}
+	if rt, ok := c.Transport.(*retryTransport); ok {
+		o = rt.o
+	}
+	return &net.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 30 * time.Second, Control: o.Policy.DialControl("integrations.allow_networks")}
+}
+
 // TLSConfig returns the base TLS configuration of a client New built (its
 // root CAs), or nil.
 func TLSConfig(c *http.Client) *tls.Config {

@@ -45,6 +45,7 @@ func (s *Server) mcpTools(srv *mcp.Server) {
 	addTool(s, srv, "list_training_status", "Training status: completion rates by module (owners, admins, auditors) and assignments with status and due date, with optional personId, moduleId and status (assigned, overdue, completed) filters; employees and contractors see their own assignments.", false, s.toolListTrainingStatus)
 	addTool(s, srv, "list_devices", "List the organization's devices with their compliance (every check of the last agent check-in passed), with optional personId, platform, compliant and stale (no check-in for 7 days) filters.", false, s.toolListDevices)
 	addTool(s, srv, "list_automation_runs", "List the task automation runs of a task (tsk_...), newest first: status, pass/fail verdict and its reason, stop reason, version; optional automationId (tau_...) narrows to one automation.", false, s.toolListAutomationRuns)
+	addTool(s, srv, "list_sync_runs", "List directory sync runs (newest first) with their counts (found, created, updated, deactivated, reactivated, unchanged, skipped, errors), with optional connectionId and status filters. Owners, admins and auditors.", false, s.toolListSyncRuns)
 }
 
 // addTool registers a tool whose errors come back as tool errors with the

@@ -82,6 +82,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiIntegrationRoutes(page)
 	s.uiTaskAutomationRoutes(page)
 	s.uiTrainingRoutes(page)
+	s.uiSyncRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)
