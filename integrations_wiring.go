@@ -14,6 +14,7 @@ import (
 	"github.com/compliance-appliance/compliance/integrations/gitlab"
 	"github.com/compliance-appliance/compliance/integrations/https"
 	"github.com/compliance-appliance/compliance/integrations/outbound"
+	"github.com/compliance-appliance/compliance/sso"
 )
 
 // integrationProviders lists the integration providers compiled in, one
@@ -59,6 +60,8 @@ func configureIntegrations(v *viper.Viper, a *app.App) error {
 		return err
 	}
 	a.RegisterIntegrationProviders(integrationProviders(c)...)
+	// Single sign-on reaches identity providers through the same client.
+	a.SetOIDCClient(sso.New(c))
 	a.SetIntegrationOptions(app.IntegrationOptions{
 		Workers:       v.GetInt("integrations.workers"),
 		RunTimeout:    v.GetDuration("integrations.run_timeout"),

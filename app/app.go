@@ -66,6 +66,7 @@ type Store interface {
 	AssistantStore
 	IntegrationStore
 	TrainingStore
+	SSOStore
 }
 
 // Config holds the service-level settings.
@@ -98,6 +99,8 @@ type App struct {
 	// assistant holds the assistant's language model, when configured.
 	assistant assistantState
 	integ     integrationState
+	// oidc is the OpenID Connect client of single sign-on (SetOIDCClient).
+	oidc OIDCClient
 }
 
 // New builds the services over a store. now may be nil for time.Now.
