@@ -394,7 +394,10 @@ func sweepID(e *testEnv, rec *httptest.ResponseRecorder, what string) string {
 // sweepBodies overrides the generated request body of an operation
 // ("METHOD /path") when the schema alone cannot produce one that passes
 // validation.
-var sweepBodies = map[string]any{}
+var sweepBodies = map[string]any{
+	// Free-text settings echo what was sent: a body without ids.
+	"PUT /v1/organization/sso": map[string]any{"enabled": false, "displayName": "Sweep"},
+}
 
 // sweepNotWrites lists non-GET operations that do not change data, with
 // the reason; the auditor sweep skips them.
