@@ -67,6 +67,7 @@ type Store interface {
 	IntegrationStore
 	TrainingStore
 	SSOStore
+	SCIMTokenStore
 }
 
 // Config holds the service-level settings.

@@ -47,7 +47,7 @@ type sweepFixture struct {
 }
 
 var sweepFixtures = []sweepFixture{
-	{kind: "person", names: []string{"people", "personId", "assigneeId", "ownerId", "newOwnerId", "userId", "actorId", "memberId"}, prefix: app.PrefixPerson,
+	{kind: "person", names: []string{"people", "personId", "assigneeId", "ownerId", "newOwnerId", "userId", "actorId", "memberId", "Users"}, prefix: app.PrefixPerson,
 		create: func(e *testEnv, org string, _ func(string) string) string {
 			return e.person(org, "sweep-"+strings.ToLower(org[len(org)-6:])+"@example.com", app.RoleEmployee)
 		}},
@@ -308,6 +308,10 @@ var sweepFixtures = []sweepFixture{
 			}
 			return r.ID
 		}},
+	// SCIM groups are the roles (the same in every organization); SCIM
+	// operations take the SCIM token, so API keys get 401 there.
+	{kind: "scim_group", names: []string{"Groups"}, shared: true, catalog: true,
+		create: func(*testEnv, string, func(string) string) string { return string(app.RoleEmployee) }},
 	{kind: "public_token", names: []string{"token"}, shared: true,
 		create: func(e *testEnv, org string, ref func(string) string) string {
 			_, tok, err := e.app.RequestTrustAccess(context.Background(), ref("trust_slug"),

@@ -43,4 +43,5 @@ func (s *Server) routes() {
 	s.trainingRoutes(s.Handle)
 	s.deviceAgentRoutes(s.Handle)
 	s.ssoRoutes(s.Handle)
+	s.scimRoutes(s.Handle)
 }
