@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -670,4 +671,40 @@ func BenchmarkSSOSignIn(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N)/1000, "ms/signin")
+}
+
+func TestSSOPageSCIMToken(t *testing.T) {
+	e := newTestServer(t)
+	org := e.org("Acme", "enterprise")
+	e.withPassword(org, "owner@acme.test", app.RoleOwner)
+	e.withPassword(org, "auditor@acme.test", app.RoleAuditor)
+	br := e.browser()
+	br.signIn("owner@acme.test")
+	w := br.post("/settings/sso/scim-token", nil)
+	m := regexp.MustCompile(`id="scim-token" type="text" readonly value="(scim_[a-z0-9]+)"`).FindStringSubmatch(w.Body.String())
+	if w.Code != 200 || m == nil {
+		t.Fatalf("create token: %d %.500s", w.Code, w.Body)
+	}
+	if _, err := e.app.AuthenticateSCIM(context.Background(), m[1]); err != nil {
+		t.Fatalf("the shown token does not work: %v", err)
+	}
+	// Shown once: the page afterwards has only the hint.
+	if w := br.get("/settings/sso"); strings.Contains(w.Body.String(), m[1]) || !strings.Contains(w.Body.String(), "A token is set") {
+		t.Fatalf("token page after creation: %.500s", w.Body)
+	}
+	if w := br.post("/settings/sso/scim-token/revoke", nil); w.Code != 303 {
+		t.Fatalf("revoke: %d", w.Code)
+	}
+	if _, err := e.app.AuthenticateSCIM(context.Background(), m[1]); err == nil {
+		t.Fatal("revoked token still works")
+	}
+	// Auditors read the page but have no buttons and cannot post.
+	ab := e.browser()
+	ab.signIn("auditor@acme.test")
+	if w := ab.get("/settings/sso"); w.Code != 200 || strings.Contains(w.Body.String(), "Create a token") || strings.Contains(w.Body.String(), "Save settings") {
+		t.Fatalf("auditor page: %d", w.Code)
+	}
+	if w := ab.post("/settings/sso/scim-token", nil); w.Code != 403 {
+		t.Fatalf("auditor create: %d", w.Code)
+	}
 }

@@ -14,6 +14,7 @@ import (
 
 func init() {
 	flashes["sso-saved"] = "Single sign-on settings saved."
+	flashes["scim-revoked"] = "The SCIM token was revoked; provisioning stopped."
 }
 
 // ssoCallbackPath is the redirect URI registered at identity providers.
@@ -28,6 +29,8 @@ func (s *Server) uiSSORoutes(page func(method, path string, acc uiAccess, h uiHa
 	page("GET", "/settings/sso", uiAudit, s.uiSSOSettings)
 	page("POST", "/settings/sso", uiManage, s.uiSaveSSOSettings)
 	page("POST", "/settings/sso/test", uiManage, s.uiTestSSO)
+	page("POST", "/settings/sso/scim-token", uiManage, s.uiCreateSCIMToken)
+	page("POST", "/settings/sso/scim-token/revoke", uiManage, s.uiRevokeSCIMToken)
 }
 
 // ssoFailure renders a refused or failed sign-in as an error page that
@@ -103,6 +106,14 @@ func (s *Server) uiSSOByEmail(w http.ResponseWriter, r *http.Request, v *view) e
 }
 
 func (s *Server) ssoPage(w http.ResponseWriter, r *http.Request, v *view, st *app.SSOSettings, test *app.SSOTestResult, errs map[string]string, status int) error {
+	return s.ssoPageWith(w, r, v, st, test, errs, status, "")
+}
+
+func (s *Server) ssoPageWith(w http.ResponseWriter, r *http.Request, v *view, st *app.SSOSettings, test *app.SSOTestResult, errs map[string]string, status int, newToken string) error {
+	scim, err := s.app.GetSCIMToken(r.Context())
+	if err != nil {
+		return err
+	}
 	v.Title, v.Section, v.Status = "Single sign-on", "sso", status
 	v.Flash = flash(r)
 	mapping := make([]string, 0, len(st.RoleMapping))
@@ -111,7 +122,8 @@ func (s *Server) ssoPage(w http.ResponseWriter, r *http.Request, v *view, st *ap
 	}
 	v.Data = map[string]any{"S": st, "Test": test, "Errors": errs, "Domains": strings.Join(st.AllowedDomains, "\n"),
 		"Mapping": strings.Join(mapping, "\n"), "RedirectURI": s.BaseURL(r) + ssoCallbackPath,
-		"StartURL": "/sso/" + url.PathEscape(v.P.OrgID) + "/start?next=" + url.QueryEscape("/settings/sso")}
+		"StartURL": "/sso/" + url.PathEscape(v.P.OrgID) + "/start?next=" + url.QueryEscape("/settings/sso"),
+		"SCIM": scim, "SCIMURL": s.BaseURL(r) + "/scim/v2", "NewToken": newToken}
 	return s.page(w, r, "sso_settings", v)
 }
 
@@ -185,4 +197,24 @@ func (s *Server) uiTestSSO(w http.ResponseWriter, r *http.Request, v *view) erro
 		return err
 	}
 	return s.ssoPage(w, r, v, st, res, nil, http.StatusOK)
+}
+
+// uiCreateSCIMToken makes (or rotates) the SCIM token and shows it once.
+func (s *Server) uiCreateSCIMToken(w http.ResponseWriter, r *http.Request, v *view) error {
+	t, err := s.app.CreateSCIMToken(r.Context())
+	if err != nil {
+		return err
+	}
+	st, err := s.app.GetSSOSettings(r.Context())
+	if err != nil {
+		return err
+	}
+	return s.ssoPageWith(w, r, v, st, nil, nil, http.StatusOK, t.Token)
+}
+
+func (s *Server) uiRevokeSCIMToken(w http.ResponseWriter, r *http.Request, v *view) error {
+	if err := s.app.RevokeSCIMToken(r.Context()); err != nil {
+		return err
+	}
+	return redirect(w, r, "/settings/sso?done=scim-revoked")
 }
