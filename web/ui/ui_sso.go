@@ -123,7 +123,7 @@ func (s *Server) ssoPageWith(w http.ResponseWriter, r *http.Request, v *view, st
 	v.Data = map[string]any{"S": st, "Test": test, "Errors": errs, "Domains": strings.Join(st.AllowedDomains, "\n"),
 		"Mapping": strings.Join(mapping, "\n"), "RedirectURI": s.BaseURL(r) + ssoCallbackPath,
 		"StartURL": "/sso/" + url.PathEscape(v.P.OrgID) + "/start?next=" + url.QueryEscape("/settings/sso"),
-		"SCIM": scim, "SCIMURL": s.BaseURL(r) + "/scim/v2", "NewToken": newToken}
+		"SCIM":     scim, "SCIMURL": s.BaseURL(r) + "/scim/v2", "NewToken": newToken}
 	return s.page(w, r, "sso_settings", v)
 }
 
