@@ -18,6 +18,7 @@ import (
 	"github.com/compliance-appliance/compliance/integrations/ldap"
 	"github.com/compliance-appliance/compliance/integrations/okta"
 	"github.com/compliance-appliance/compliance/integrations/outbound"
+	"github.com/compliance-appliance/compliance/sso"
 )
 
 // integrationProviders lists the integration providers compiled in, one
@@ -67,6 +68,8 @@ func configureIntegrations(v *viper.Viper, a *app.App) error {
 		return err
 	}
 	a.RegisterIntegrationProviders(integrationProviders(c)...)
+	// Single sign-on reaches identity providers through the same client.
+	a.SetOIDCClient(sso.New(c))
 	a.SetIntegrationOptions(app.IntegrationOptions{
 		Workers:       v.GetInt("integrations.workers"),
 		RunTimeout:    v.GetDuration("integrations.run_timeout"),

@@ -68,6 +68,8 @@ type Store interface {
 	TrainingStore
 	TaskAutomationStore
 	SyncStore
+	SSOStore
+	SCIMTokenStore
 }
 
 // Config holds the service-level settings.
@@ -101,6 +103,8 @@ type App struct {
 	assistant assistantState
 	integ     integrationState
 	autos     automationState
+	// oidc is the OpenID Connect client of single sign-on (SetOIDCClient).
+	oidc OIDCClient
 }
 
 // New builds the services over a store. now may be nil for time.Now.

@@ -280,6 +280,9 @@ func (a *App) CheckPassword(ctx context.Context, email, password, ip string) (*U
 		return nil, Errorf(ErrUnauthenticated, "wrong email or password")
 	}
 	a.recordSuccess(email)
+	if err := a.passwordAllowed(ctx, u); err != nil {
+		return nil, err
+	}
 	return u, nil
 }
 

@@ -48,7 +48,7 @@ type sweepFixture struct {
 }
 
 var sweepFixtures = []sweepFixture{
-	{kind: "person", names: []string{"people", "personId", "assigneeId", "ownerId", "newOwnerId", "userId", "actorId", "memberId"}, prefix: app.PrefixPerson,
+	{kind: "person", names: []string{"people", "personId", "assigneeId", "ownerId", "newOwnerId", "userId", "actorId", "memberId", "Users"}, prefix: app.PrefixPerson,
 		create: func(e *testEnv, org string, _ func(string) string) string {
 			return e.person(org, "sweep-"+strings.ToLower(org[len(org)-6:])+"@example.com", app.RoleEmployee)
 		}},
@@ -321,6 +321,10 @@ var sweepFixtures = []sweepFixture{
 			}
 			return r.ID
 		}},
+	// SCIM groups are the roles (the same in every organization); SCIM
+	// operations take the SCIM token, so API keys get 401 there.
+	{kind: "scim_group", names: []string{"Groups"}, shared: true, catalog: true,
+		create: func(*testEnv, string, func(string) string) string { return string(app.RoleEmployee) }},
 	{kind: "public_token", names: []string{"token"}, shared: true,
 		create: func(e *testEnv, org string, ref func(string) string) string {
 			_, tok, err := e.app.RequestTrustAccess(context.Background(), ref("trust_slug"),
@@ -418,7 +422,10 @@ func sweepID(e *testEnv, rec *httptest.ResponseRecorder, what string) string {
 // sweepBodies overrides the generated request body of an operation
 // ("METHOD /path") when the schema alone cannot produce one that passes
 // validation.
-var sweepBodies = map[string]any{}
+var sweepBodies = map[string]any{
+	// Free-text settings echo what was sent: a body without ids.
+	"PUT /v1/organization/sso": map[string]any{"enabled": false, "displayName": "Sweep"},
+}
 
 // sweepNotWrites lists non-GET operations that do not change data, with
 // the reason; the auditor sweep skips them.

@@ -51,14 +51,14 @@ func TestUINavigationPerRole(t *testing.T) {
 		"Automation": {"/integrations", "/pentests"},
 		"People":     {"/people", "/training", "/devices"},
 		"Settings": {"/settings", "/context", "/variables", "/api-keys", "/webhooks", "/oauth-apps",
-			"/connected-apps", "/notifications", "/audit-log"},
+			"/connected-apps", "/notifications", "/settings/sso", "/audit-log"},
 	}
 	all := []string{"Overview", "Compliance", "Risk", "Trust", "Automation", "People", "Settings"}
 	auditor := map[string][]string{}
 	for k, v := range manager {
 		auditor[k] = v
 	}
-	auditor["Settings"] = []string{"/settings", "/context", "/variables", "/connected-apps", "/notifications", "/audit-log"}
+	auditor["Settings"] = []string{"/settings", "/context", "/variables", "/connected-apps", "/notifications", "/settings/sso", "/audit-log"}
 	employee := map[string][]string{
 		"Overview":   {"/", "/my-work", "/assistant"},
 		"Compliance": {"/frameworks", "/controls", "/evidence", "/policies", "/tasks"},

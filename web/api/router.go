@@ -44,4 +44,6 @@ func (s *Server) routes() {
 	s.deviceAgentRoutes(s.Handle)
 	s.taskAutomationRoutes(s.Handle)
 	s.syncRoutes(s.Handle)
+	s.ssoRoutes(s.Handle)
+	s.scimRoutes(s.Handle)
 }

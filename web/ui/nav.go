@@ -72,6 +72,7 @@ var (
 			{"oauth-apps", "/oauth-apps", "OAuth apps", canKeys},
 			{"connected-apps", "/connected-apps", "Connected apps", everyone},
 			{"notifications", "/notifications", "Notifications", everyone},
+			{"sso", "/settings/sso", "Single sign-on", canAudit},
 			{"audit", "/audit-log", "Audit log", canAudit},
 		}},
 	}

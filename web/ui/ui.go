@@ -63,6 +63,7 @@ var uiSections = map[string]bool{
 	"risks":             true,
 	"settings":          true,
 	"soa":               true,
+	"sso":               true,
 	"static":            true,
 	"task-templates":    true,
 	"tasks":             true,
@@ -557,6 +558,9 @@ func (s *Server) uiLoginSubmit(w http.ResponseWriter, r *http.Request, v *view) 
 		return s.loginForm(w, r, v, http.StatusTooManyRequests, next, email, te.Error())
 	case errors.Is(err, app.ErrUnauthenticated):
 		return s.loginForm(w, r, v, http.StatusUnauthorized, next, email, "The email or password is not right.")
+	case errors.Is(err, app.ErrForbidden):
+		// The organization requires single sign-on (app.passwordAllowed).
+		return s.loginForm(w, r, v, http.StatusForbidden, next, email, err.Error())
 	case err != nil:
 		return err
 	}

@@ -59,6 +59,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiMoreRoutes(page)
 	s.uiQuestionnaireRoutes(page)
 	s.uiNotificationRoutes(page)
+	s.uiSSORoutes(page)
 	s.uiAnswerRoutes(page)
 	s.uiPeopleRoutes(page)
 	s.uiCommentRoutes(page)
