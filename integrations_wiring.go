@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/integrations/aws"
 	"github.com/compliance-appliance/compliance/integrations/custom"
 	"github.com/compliance-appliance/compliance/integrations/github"
 	"github.com/compliance-appliance/compliance/integrations/gitlab"
@@ -24,6 +25,7 @@ func integrationProviders(c *http.Client) []app.IntegrationProvider {
 		github.New(c),
 		gitlab.New(c),
 		custom.New(),
+		aws.New(c),
 	}
 }
 
