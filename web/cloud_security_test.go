@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -313,5 +314,27 @@ func TestAWSConnectionValidation(t *testing.T) {
 	wantStatus(t, rec, http.StatusCreated)
 	if strings.Contains(rec.Body.String(), "secret-value") {
 		t.Fatal("secret in the answer")
+	}
+}
+
+// TestCloudSecurityMCPTool: list_cloud_findings reads with an auditor's
+// key and filters; another organization's connection is not found.
+func TestCloudSecurityMCPTool(t *testing.T) {
+	t.Parallel()
+	e := newCloudEnv(t)
+	e.scan()
+	cs := mcpSession(t, e.testEnv, http.Header{"X-Api-Key": {e.key(e.org, app.RoleAuditor)}})
+	out, isErr := callTool(t, cs, "list_cloud_findings", map[string]any{"severity": "critical"})
+	if isErr || len(out["data"].([]any)) != 1 {
+		t.Fatalf("list_cloud_findings: %v", out)
+	}
+	out, isErr = callTool(t, cs, "list_cloud_findings", map[string]any{"service": "s3", "status": "open"})
+	if isErr || len(out["data"].([]any)) != 1 || !strings.Contains(fmt.Sprint(out), "Turn on Block Public Access.") {
+		t.Fatalf("list_cloud_findings s3: %v", out)
+	}
+	other := mcpSession(t, e.testEnv, http.Header{"X-Api-Key": {e.key(e.testEnv.org("Globex", app.PlanProfessional), app.RoleOwner)}})
+	out, _ = callTool(t, other, "list_cloud_findings", map[string]any{"connectionId": e.conn})
+	if !strings.Contains(fmt.Sprint(out["error"]), "not_found") {
+		t.Fatalf("another organization: %v", out)
 	}
 }
