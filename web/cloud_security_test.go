@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -336,5 +337,51 @@ func TestCloudSecurityMCPTool(t *testing.T) {
 	out, _ = callTool(t, other, "list_cloud_findings", map[string]any{"connectionId": e.conn})
 	if !strings.Contains(fmt.Sprint(out["error"]), "not_found") {
 		t.Fatalf("another organization: %v", out)
+	}
+}
+
+// TestCloudSecurityPage: the overview shows open findings by severity and
+// service, the chart of failing resources per scan, the filters and the
+// exceptions; owners may scan, auditors read, employees may not, and the
+// connection page links to it.
+func TestCloudSecurityPage(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	fc := newFakeCloud("fakecloud")
+	e.app.RegisterIntegrationProviders(fc)
+	key := e.key(f.org, app.RoleOwner)
+	rec := e.do("POST", "/v1/integrations/connections", key, map[string]any{"providerSlug": "fakecloud", "name": "Production account"})
+	wantStatus(t, rec, http.StatusCreated)
+	conn := obj(t, rec)["id"].(string)
+	owner := e.browser()
+	owner.signIn(f.owner)
+	wantRedirect(t, owner.post("/cloud-security/scan", url.Values{"connection": {conn}}), "/cloud-security?connection="+conn+"&done=cloud-scan-queued")
+	if _, err := e.app.ProcessQueuedRuns(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	fc.set("root", app.CheckPass)
+	wantStatus(t, e.do("POST", "/v1/cloud-security/trigger/"+conn, key, nil), http.StatusCreated)
+	if _, err := e.app.ProcessQueuedRuns(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rec = owner.get("/cloud-security")
+	wantStatus(t, rec, http.StatusOK)
+	wantBody(t, rec, "<h1>Cloud security</h1>", "Open findings: 1", "<svg", "Failing resources over the last 2 scans, from 2 to 1",
+		"bucket-a", "Turn on Block Public Access.", "Production account", `action="/cloud-security/scan"`, `href="/cloud-security"`)
+	wantNoBody(t, owner.get("/cloud-security?service=iam&status=open"), "bucket-a")
+	wantBody(t, owner.get("/integrations/"+conn), "/cloud-security?connection="+conn)
+
+	auditor := e.browser()
+	auditor.signIn(f.auditor)
+	rec = auditor.get("/cloud-security")
+	wantStatus(t, rec, http.StatusOK)
+	wantBody(t, rec, "bucket-a")
+	wantNoBody(t, rec, `action="/cloud-security/scan"`)
+	wantStatus(t, auditor.post("/cloud-security/scan", url.Values{"connection": {conn}}), http.StatusForbidden)
+	emp := e.browser()
+	emp.signIn(f.employee)
+	if rec := emp.get("/cloud-security"); rec.Code != http.StatusForbidden {
+		t.Fatalf("employee: %d", rec.Code)
 	}
 }
