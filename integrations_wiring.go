@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/integrations/aws"
 	"github.com/compliance-appliance/compliance/integrations/custom"
 	"github.com/compliance-appliance/compliance/integrations/entra"
 	"github.com/compliance-appliance/compliance/integrations/github"
@@ -33,6 +34,7 @@ func integrationProviders(c *http.Client) []app.IntegrationProvider {
 		googleworkspace.New(c),
 		entra.New(c),
 		okta.New(c),
+		aws.New(c),
 	}
 }
 

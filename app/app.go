@@ -65,6 +65,7 @@ type Store interface {
 	PentestStore
 	AssistantStore
 	IntegrationStore
+	CloudSecurityStore
 	TrainingStore
 	TaskAutomationStore
 	SyncStore

@@ -570,6 +570,7 @@ func (a *App) CreateConnection(ctx context.Context, in ConnectionCreate) (*Conne
 		c.SyncFrequency = "manual"
 	}
 	validateMetadata(ve, in.Metadata)
+	validateProviderSettings(ve, prov, p.OrgID, creds, c.Variables)
 	if err := ve.Err(); err != nil {
 		return nil, err
 	}

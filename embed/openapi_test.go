@@ -36,6 +36,7 @@ var operationVerbs = map[string]bool{
 	"cancel": true, "set": true,
 	"disconnect": true, "pause": true, "push": true, "receive": true, "resume": true, "run": true, "test": true,
 	"sync": true,
+	"detect": true, "scan": true, "trigger": true,
 }
 
 var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}

@@ -291,6 +291,40 @@ var sweepFixtures = []sweepFixture{
 				"checkId": ref("integration_check"), "resourceId": "sweep-1", "reason": "Accepted for the sweep: a test resource only.",
 				"reviewerId": ref("person"), "expiresAt": "2026-06-01"})
 		}},
+	// Cloud security: a connection of a cloud-security provider, a
+	// processed scan of it, one of its findings and an exception to it.
+	{kind: "cloud_provider", shared: true, catalog: true,
+		create: func(e *testEnv, _ string, _ func(string) string) string {
+			e.app.RegisterIntegrationProviders(newFakeCloud(sweepCloudSlug))
+			return sweepCloudSlug
+		}},
+	{kind: "cloud_connection", prefix: app.PrefixConnection,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			return sweepCreate(e, org, "/v1/integrations/connections", map[string]any{"providerSlug": ref("cloud_provider")})
+		}},
+	{kind: "cloud_run", prefix: app.PrefixCheckRun,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			rec := e.do("POST", "/v1/cloud-security/trigger/"+ref("cloud_connection"), sweepKey(e, org), nil)
+			wantStatus(e.t, rec, http.StatusCreated)
+			if _, err := e.app.ProcessQueuedRuns(context.Background()); err != nil {
+				e.t.Fatalf("cloud run fixture: %v", err)
+			}
+			return obj(e.t, rec)["runId"].(string)
+		}},
+	{kind: "cloud_finding", prefix: app.PrefixFinding,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			ref("cloud_run")
+			fs := list(e.t, e.do("GET", "/v1/cloud-security/findings?connectionId="+ref("cloud_connection"), sweepKey(e, org), nil))
+			if len(fs) == 0 {
+				e.t.Fatal("cloud finding fixture: no findings")
+			}
+			return fs[0]["id"].(string)
+		}},
+	{kind: "cloud_exception", prefix: app.PrefixCheckException,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			return sweepCreate(e, org, "/v1/cloud-security/findings/"+ref("cloud_finding")+"/exception", map[string]any{
+				"reason": "Accepted for the sweep: a test resource only.", "reviewedBy": ref("person"), "expiresAt": "2026-06-01"})
+		}},
 	// The public portal and its links are addressed by slug and token, not
 	// by the caller's organization: public operations are shared.
 	// The Statement of Applicability is addressed by a built-in catalog
@@ -382,6 +416,9 @@ type sweepPushProvider struct{ custom.Provider }
 
 const sweepProviderSlug = "sweep-push-q7x"
 
+// sweepCloudSlug is the cloud-security provider of the sweep.
+const sweepCloudSlug = "sweep-cloud-q7x"
+
 func (sweepPushProvider) Definition() app.ProviderDefinition {
 	d := custom.New().Definition()
 	d.Slug, d.Name = sweepProviderSlug, "Sweep push"
@@ -430,17 +467,29 @@ var sweepBodies = map[string]any{
 // sweepNotWrites lists non-GET operations that do not change data, with
 // the reason; the auditor sweep skips them.
 var sweepNotWrites = map[string]string{
-	"POST /oauth/authorize":                              "the consent form of a signed-in person; an API key is not a credential there",
-	"POST /v1/auth/logout":                               "ends the caller's own session; with a key there is none to end",
-	"POST /v1/mcp":                                       "the MCP transport: each tool checks the role itself (an auditor's create_vendor is refused, see TestMCPWithAPIKey)",
-	"POST /v1/training/generate-certificate":             "renders a certificate PDF; it reads and changes nothing (auditors may download certificates)",
-	"POST /v1/integrations/sync/google-workspace/status": "a status read the reference makes a POST; it changes nothing (auditors read it)",
+	"POST /oauth/authorize":                                  "the consent form of a signed-in person; an API key is not a credential there",
+	"POST /v1/auth/logout":                                   "ends the caller's own session; with a key there is none to end",
+	"POST /v1/mcp":                                           "the MCP transport: each tool checks the role itself (an auditor's create_vendor is refused, see TestMCPWithAPIKey)",
+	"POST /v1/training/generate-certificate":                 "renders a certificate PDF; it reads and changes nothing (auditors may download certificates)",
+	"POST /v1/cloud-security/detect-services/{connectionId}": "asks the provider which services the credentials can read; it changes nothing (auditors may)",
+	"POST /v1/integrations/sync/google-workspace/status":     "a status read the reference makes a POST; it changes nothing (auditors read it)",
 }
 
 // sweepParamKinds names the kind of a path parameter where the parameter
 // name alone would pick the wrong one: path -> parameter -> kind.
 var sweepParamKinds = map[string]map[string]string{
 	"/v1/soa/{requirementId}":                                    {"requirementId": "catalog_requirement"},
+	"/v1/cloud-security/findings/{findingId}/exception":          {"findingId": "cloud_finding"},
+	"/v1/cloud-security/findings/{findingId}/check-definition":   {"findingId": "cloud_finding"},
+	"/v1/cloud-security/exceptions/{exceptionId}":                {"exceptionId": "cloud_exception"},
+	"/v1/cloud-security/scan/{connectionId}":                     {"connectionId": "cloud_connection"},
+	"/v1/cloud-security/trigger/{connectionId}":                  {"connectionId": "cloud_connection"},
+	"/v1/cloud-security/runs/{runId}":                            {"runId": "cloud_run", "connectionId": "cloud_connection"},
+	"/v1/cloud-security/detect-services/{connectionId}":          {"connectionId": "cloud_connection"},
+	"/v1/cloud-security/connections/{connectionId}/scan-mode":    {"connectionId": "cloud_connection"},
+	"/v1/cloud-security/history":                                 {"connectionId": "cloud_connection"},
+	"/v1/cloud-security/activity":                                {"connectionId": "cloud_connection"},
+	"/v1/cloud-security/findings":                                {"connectionId": "cloud_connection"},
 	"/v1/tasks/{taskId}/automations/{automationId}/runs/{runId}": {"runId": "automation_run"},
 }
 
@@ -587,6 +636,9 @@ func sweepRequest(t *testing.T, o sweepOp, set sweepFixtureSet) (path, query str
 			continue
 		}
 		f, ok := sweepKind(n)
+		if k, over := sweepParamKinds[o.path][n]; over {
+			f, ok = sweepKindByName(k)
+		}
 		if !ok {
 			t.Fatalf("%s: query parameter %s matches no sweep fixture; add it to sweepFixtures", o.name(), n)
 		}

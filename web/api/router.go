@@ -40,6 +40,7 @@ func (s *Server) routes() {
 	s.pentestRoutes(s.Handle)
 	s.assistantRoutes(s.Handle)
 	s.integrationRoutes(s.Handle)
+	s.cloudSecurityRoutes(s.Handle)
 	s.trainingRoutes(s.Handle)
 	s.deviceAgentRoutes(s.Handle)
 	s.taskAutomationRoutes(s.Handle)

@@ -56,6 +56,7 @@ var (
 		}},
 		{"Automation", []navItem{
 			{"integrations", "/integrations", "Integrations", staff},
+			{"cloud-security", "/cloud-security", "Cloud security", staff},
 			{"pentests", "/pentests", "Penetration tests", staff},
 		}},
 		{"People", []navItem{

@@ -49,6 +49,7 @@ var uiSections = map[string]bool{
 	"incidents":         true,
 	"pentests":          true,
 	"integrations":      true,
+	"cloud-security":    true,
 	"jobs":              true,
 	"knowledge-base":    true,
 	"login":             true,

@@ -82,6 +82,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiPentestRoutes(page)
 	s.uiIntegrationRoutes(page)
 	s.uiTaskAutomationRoutes(page)
+	s.uiCloudSecurityRoutes(page)
 	s.uiTrainingRoutes(page)
 	s.uiSyncRoutes(page)
 
