@@ -66,6 +66,7 @@ type Store interface {
 	AssistantStore
 	IntegrationStore
 	TrainingStore
+	BrowserStore
 }
 
 // Config holds the service-level settings.
@@ -95,6 +96,8 @@ type App struct {
 	mailer  MailSender // nil: mail is not configured (SetMailer)
 	// pentests is the penetration-test runner (ConfigurePentests).
 	pentests pentestState
+	// browser is the browser automation runtime (ConfigureBrowser).
+	browser browserState
 	// assistant holds the assistant's language model, when configured.
 	assistant assistantState
 	integ     integrationState

@@ -42,4 +42,5 @@ func (s *Server) routes() {
 	s.integrationRoutes(s.Handle)
 	s.trainingRoutes(s.Handle)
 	s.deviceAgentRoutes(s.Handle)
+	s.browserRoutes(s.Handle)
 }
