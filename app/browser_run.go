@@ -294,12 +294,20 @@ func (a *App) openSession(ctx context.Context, orgID string, hosts []string, run
 }
 
 func (a *App) closeSession(ls *liveSession) {
+	a.forgetSession(ls)
+	ls.s.Close()
+}
+
+// forgetSession removes a session from the open ones (its slot is free).
+func (a *App) forgetSession(ls *liveSession) {
 	st := &a.browser
 	st.mu.Lock()
 	delete(st.sessions, ls.ID)
 	st.mu.Unlock()
-	ls.s.Close()
 }
+
+// CloseAllBrowserSessions closes every open session (shutdown, tests).
+func (a *App) CloseAllBrowserSessions() { a.closeAllSessions() }
 
 // session returns an open session of the organization (404 otherwise).
 func (a *App) session(orgID, id string) (*liveSession, error) {
@@ -883,6 +891,9 @@ func (a *App) RunBrowserAutomation(ctx context.Context, id string) (*BrowserRunS
 }
 
 func (a *App) startRun(ctx context.Context, orgID string, au *BrowserAutomation, trigger string) (*BrowserRunStarted, error) {
+	if _, _, err := a.browserAdapter(); err != nil {
+		return nil, err
+	}
 	var prof *BrowserAuthProfile
 	if au.ProfileID != nil {
 		var err error
@@ -927,12 +938,16 @@ func (a *App) startRun(ctx context.Context, orgID string, au *BrowserAutomation,
 	st.wg.Add(1)
 	go func() {
 		defer st.wg.Done()
-		defer release()
-		defer a.closeSession(ls)
 		_, cfg, _ := a.browserAdapter()
 		rctx, cancel := context.WithTimeout(a.browserBase(), cfg.RunTimeout)
 		defer cancel()
-		a.executeBrowserRun(rctx, orgID, au, prof, run, ls.s)
+		// The slot and the session are given back before the run is saved
+		// as ended, so a client that sees it ended may start the next one.
+		a.executeBrowserRun(rctx, orgID, au, prof, run, ls.s, func() {
+			a.forgetSession(ls)
+			release()
+		})
+		ls.s.Close()
 	}()
 	cp := *run
 	return &BrowserRunStarted{RunID: run.ID, SessionID: run.SessionID, LiveViewURL: Ptr("/browser-sessions/" + ls.ID), ProfileID: au.ProfileID, Run: &cp}, nil
@@ -1012,6 +1027,9 @@ func (a *App) ExecuteBrowserAutomation(ctx context.Context, id, runID, sessionID
 	if run.Status != BrowserRunPending || run.SessionID == nil || *run.SessionID != sessionID {
 		return nil, Errorf(ErrConflict, "run %s is %s on session %s: only a pending live run executes, on its own session", runID, run.Status, trimmed(run.SessionID))
 	}
+	if _, _, err := a.browserAdapter(); err != nil {
+		return nil, err
+	}
 	ls, err := a.session(p.OrgID, sessionID)
 	if err != nil {
 		return nil, Invalid("sessionId", CodeUnknownReference, sessionID, "sessionId must name an open browser session of this organization")
@@ -1031,18 +1049,18 @@ func (a *App) ExecuteBrowserAutomation(ctx context.Context, id, runID, sessionID
 	st.running[au.ID] = run.ID
 	ls.busy = true
 	st.mu.Unlock()
-	defer func() {
-		st.mu.Lock()
-		delete(st.running, au.ID)
-		st.mu.Unlock()
-		a.closeSession(ls)
-	}()
+	defer ls.s.Close()
 	now := a.Now()
 	run.Status, run.StartedAt = BrowserRunRunning, &now
 	_, cfg, _ := a.browserAdapter()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.RunTimeout)
 	defer cancel()
-	a.executeBrowserRun(rctx, p.OrgID, au, prof, run, ls.s)
+	a.executeBrowserRun(rctx, p.OrgID, au, prof, run, ls.s, func() {
+		a.forgetSession(ls)
+		st.mu.Lock()
+		delete(st.running, au.ID)
+		st.mu.Unlock()
+	})
 	return run, nil
 }
 
@@ -1050,7 +1068,7 @@ const defaultStepTimeout = 10 * time.Second
 
 // executeRun runs the steps, judges the run, stores screenshots, attaches
 // evidence (pass) or keeps a finding open (fail), and saves the run.
-func (a *App) executeBrowserRun(ctx context.Context, orgID string, au *BrowserAutomation, prof *BrowserAuthProfile, run *BrowserAutomationRun, s BrowserSession) {
+func (a *App) executeBrowserRun(ctx context.Context, orgID string, au *BrowserAutomation, prof *BrowserAuthProfile, run *BrowserAutomationRun, s BrowserSession, ended func()) {
 	sys := SystemContext(context.WithoutCancel(ctx), orgID)
 	started := time.Now()
 	if err := a.store.SaveBrowserRun(sys, orgID, run); err != nil {
@@ -1171,6 +1189,7 @@ func (a *App) executeBrowserRun(ctx context.Context, orgID string, au *BrowserAu
 			run.Error = Ptr("the outcome could not be recorded on the task")
 		}
 	}
+	ended()
 	if err := a.store.SaveBrowserRun(sys, orgID, run); err != nil {
 		a.log.Error("save browser run", slog.String("run_id", run.ID), slog.Any("error", err))
 	}

@@ -310,7 +310,7 @@ func (s *session) Click(ctx context.Context, sel string) error {
 
 func (s *session) Fill(ctx context.Context, sel, value string) error {
 	return s.run(ctx, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Focus(chromedp.CSS(sel)),
-		chromedp.SetValue(chromedp.CSS(sel), ""), chromedp.SendKeys(chromedp.CSS(sel), value))
+		chromedp.Clear(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), value))
 }
 
 func (s *session) Submit(ctx context.Context, sel string) error {

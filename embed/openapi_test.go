@@ -35,6 +35,7 @@ var operationVerbs = map[string]bool{
 	"upload": true,
 	"cancel": true, "set": true,
 	"disconnect": true, "pause": true, "push": true, "receive": true, "resume": true, "run": true, "test": true,
+	"check": true, "navigate": true, "start": true, "verify": true,
 }
 
 var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}

@@ -27,33 +27,33 @@ func (s *Server) browserRoutes(handle routeFunc) {
 	handle("GET", "/v1/browserbase/automations/task/{taskId}", httpx.CanRead, s.listBrowserAutomations)
 	handle("PATCH", "/v1/browserbase/automations/task/{taskId}/schedule", httpx.CanManage, s.setBrowserTaskSchedule)
 	handle("GET", "/v1/browserbase/automations/task/{taskId}/drafts", httpx.CanRead, s.listBrowserDrafts)
-	handle("GET", "/v1/browserbase/automations/{automationId}", httpx.CanRead, s.getBrowserAutomation)
-	handle("PATCH", "/v1/browserbase/automations/{automationId}", httpx.CanManage, s.updateBrowserAutomation)
-	handle("DELETE", "/v1/browserbase/automations/{automationId}", httpx.CanManage, s.deleteBrowserAutomation)
-	handle("POST", "/v1/browserbase/automations/{automationId}/start-live", httpx.CanManage, s.startLiveBrowserAutomation)
-	handle("POST", "/v1/browserbase/automations/{automationId}/execute", httpx.CanManage, s.executeBrowserAutomation)
-	handle("POST", "/v1/browserbase/automations/{automationId}/run", httpx.CanManage, s.runBrowserAutomation)
-	handle("GET", "/v1/browserbase/automations/{automationId}/runs", httpx.CanRead, s.listBrowserRuns)
-	handle("GET", "/v1/browserbase/runs/{runId}", httpx.CanRead, s.getBrowserRun)
-	handle("GET", "/v1/browserbase/runs/{runId}/screenshot", httpx.CanRead, s.getBrowserRunScreenshot)
+	handle("GET", "/v1/browserbase/automations/{browserAutomationId}", httpx.CanRead, s.getBrowserAutomation)
+	handle("PATCH", "/v1/browserbase/automations/{browserAutomationId}", httpx.CanManage, s.updateBrowserAutomation)
+	handle("DELETE", "/v1/browserbase/automations/{browserAutomationId}", httpx.CanManage, s.deleteBrowserAutomation)
+	handle("POST", "/v1/browserbase/automations/{browserAutomationId}/start-live", httpx.CanManage, s.startLiveBrowserAutomation)
+	handle("POST", "/v1/browserbase/automations/{browserAutomationId}/execute", httpx.CanManage, s.executeBrowserAutomation)
+	handle("POST", "/v1/browserbase/automations/{browserAutomationId}/run", httpx.CanManage, s.runBrowserAutomation)
+	handle("GET", "/v1/browserbase/automations/{browserAutomationId}/runs", httpx.CanRead, s.listBrowserRuns)
+	handle("GET", "/v1/browserbase/runs/{browserRunId}", httpx.CanRead, s.getBrowserRun)
+	handle("GET", "/v1/browserbase/runs/{browserRunId}/screenshot", httpx.CanRead, s.getBrowserRunScreenshot)
 
 	handle("POST", "/v1/browserbase/automation-drafts", httpx.CanManage, s.createBrowserDraft)
-	handle("PATCH", "/v1/browserbase/automation-drafts/{draftId}", httpx.CanManage, s.updateBrowserDraft)
-	handle("DELETE", "/v1/browserbase/automation-drafts/{draftId}", httpx.CanManage, s.deleteBrowserDraft)
+	handle("PATCH", "/v1/browserbase/automation-drafts/{browserDraftId}", httpx.CanManage, s.updateBrowserDraft)
+	handle("DELETE", "/v1/browserbase/automation-drafts/{browserDraftId}", httpx.CanManage, s.deleteBrowserDraft)
 
 	handle("GET", "/v1/browserbase/profiles", httpx.CanRead, s.listBrowserProfiles)
 	handle("GET", "/v1/browserbase/profiles/totp-statuses", httpx.CanRead, s.browserTOTPStatuses)
 	handle("POST", "/v1/browserbase/profiles/resolve", httpx.CanManage, s.resolveBrowserProfile)
-	handle("PATCH", "/v1/browserbase/profiles/{profileId}", httpx.CanManage, s.updateBrowserProfile)
-	handle("DELETE", "/v1/browserbase/profiles/{profileId}", httpx.CanManage, s.deleteBrowserProfile)
-	handle("POST", "/v1/browserbase/profiles/{profileId}/session", httpx.CanManage, s.startBrowserProfileSession)
-	handle("POST", "/v1/browserbase/profiles/{profileId}/verify", httpx.CanManage, s.verifyBrowserProfile)
-	handle("POST", "/v1/browserbase/profiles/{profileId}/credentials", httpx.CanManage, s.setBrowserProfileCredentials)
-	handle("POST", "/v1/browserbase/profiles/{profileId}/sign-in", httpx.CanManage, s.signInBrowserProfile)
-	handle("POST", "/v1/browserbase/profiles/{profileId}/needs-reauth", httpx.CanManage, s.markBrowserProfileNeedsReauth)
-	handle("GET", "/v1/browserbase/profiles/{profileId}/totp", httpx.CanRead, s.getBrowserProfileTOTP)
-	handle("POST", "/v1/browserbase/profiles/{profileId}/totp", httpx.CanManage, s.setBrowserProfileTOTP)
-	handle("DELETE", "/v1/browserbase/profiles/{profileId}/totp", httpx.CanManage, s.clearBrowserProfileTOTP)
+	handle("PATCH", "/v1/browserbase/profiles/{browserProfileId}", httpx.CanManage, s.updateBrowserProfile)
+	handle("DELETE", "/v1/browserbase/profiles/{browserProfileId}", httpx.CanManage, s.deleteBrowserProfile)
+	handle("POST", "/v1/browserbase/profiles/{browserProfileId}/session", httpx.CanManage, s.startBrowserProfileSession)
+	handle("POST", "/v1/browserbase/profiles/{browserProfileId}/verify", httpx.CanManage, s.verifyBrowserProfile)
+	handle("POST", "/v1/browserbase/profiles/{browserProfileId}/credentials", httpx.CanManage, s.setBrowserProfileCredentials)
+	handle("POST", "/v1/browserbase/profiles/{browserProfileId}/sign-in", httpx.CanManage, s.signInBrowserProfile)
+	handle("POST", "/v1/browserbase/profiles/{browserProfileId}/needs-reauth", httpx.CanManage, s.markBrowserProfileNeedsReauth)
+	handle("GET", "/v1/browserbase/profiles/{browserProfileId}/totp", httpx.CanRead, s.getBrowserProfileTOTP)
+	handle("POST", "/v1/browserbase/profiles/{browserProfileId}/totp", httpx.CanManage, s.setBrowserProfileTOTP)
+	handle("DELETE", "/v1/browserbase/profiles/{browserProfileId}/totp", httpx.CanManage, s.clearBrowserProfileTOTP)
 }
 
 type browserSessionBody struct {
@@ -199,7 +199,7 @@ func (s *Server) listBrowserDrafts(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) getBrowserAutomation(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.app.GetBrowserAutomation(r.Context(), pathID(r, "automationId"))
+	v, err := s.app.GetBrowserAutomation(r.Context(), pathID(r, "browserAutomationId"))
 	return ok(w, http.StatusOK, v, err)
 }
 
@@ -208,16 +208,16 @@ func (s *Server) updateBrowserAutomation(w http.ResponseWriter, r *http.Request)
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	v, err := s.app.UpdateBrowserAutomation(r.Context(), pathID(r, "automationId"), in)
+	v, err := s.app.UpdateBrowserAutomation(r.Context(), pathID(r, "browserAutomationId"), in)
 	return ok(w, http.StatusOK, v, err)
 }
 
 func (s *Server) deleteBrowserAutomation(w http.ResponseWriter, r *http.Request) error {
-	return success(w, http.StatusOK, s.app.DeleteBrowserAutomation(r.Context(), pathID(r, "automationId")))
+	return success(w, http.StatusOK, s.app.DeleteBrowserAutomation(r.Context(), pathID(r, "browserAutomationId")))
 }
 
 func (s *Server) startLiveBrowserAutomation(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.app.StartLiveBrowserAutomation(r.Context(), pathID(r, "automationId"))
+	v, err := s.app.StartLiveBrowserAutomation(r.Context(), pathID(r, "browserAutomationId"))
 	return ok(w, http.StatusCreated, v, err)
 }
 
@@ -226,12 +226,12 @@ func (s *Server) executeBrowserAutomation(w http.ResponseWriter, r *http.Request
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	v, err := s.app.ExecuteBrowserAutomation(r.Context(), pathID(r, "automationId"), in.RunID, in.SessionID)
+	v, err := s.app.ExecuteBrowserAutomation(r.Context(), pathID(r, "browserAutomationId"), in.RunID, in.SessionID)
 	return ok(w, http.StatusCreated, v, err)
 }
 
 func (s *Server) runBrowserAutomation(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.app.RunBrowserAutomation(r.Context(), pathID(r, "automationId"))
+	v, err := s.app.RunBrowserAutomation(r.Context(), pathID(r, "browserAutomationId"))
 	return ok(w, http.StatusCreated, v, err)
 }
 
@@ -240,7 +240,7 @@ func (s *Server) listBrowserRuns(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	all, err := s.app.ListBrowserRuns(r.Context(), pathID(r, "automationId"))
+	all, err := s.app.ListBrowserRuns(r.Context(), pathID(r, "browserAutomationId"))
 	if err != nil {
 		return err
 	}
@@ -249,7 +249,7 @@ func (s *Server) listBrowserRuns(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getBrowserRun(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.app.GetBrowserRun(r.Context(), pathID(r, "runId"))
+	v, err := s.app.GetBrowserRun(r.Context(), pathID(r, "browserRunId"))
 	return ok(w, http.StatusOK, v, err)
 }
 
@@ -262,7 +262,7 @@ func (s *Server) getBrowserRunScreenshot(w http.ResponseWriter, r *http.Request)
 		}
 		seq = n
 	}
-	sh, png, err := s.app.BrowserRunScreenshot(r.Context(), pathID(r, "runId"), seq)
+	sh, png, err := s.app.BrowserRunScreenshot(r.Context(), pathID(r, "browserRunId"), seq)
 	if err != nil {
 		return err
 	}
@@ -271,7 +271,7 @@ func (s *Server) getBrowserRunScreenshot(w http.ResponseWriter, r *http.Request)
 	if r.URL.Query().Get("download") != "" {
 		disp = "attachment"
 	}
-	w.Header().Set("Content-Disposition", disp+`; filename="`+pathID(r, "runId")+"-"+sh.Name+`.png"`)
+	w.Header().Set("Content-Disposition", disp+`; filename="`+pathID(r, "browserRunId")+"-"+sh.Name+`.png"`)
 	w.Header().Set("Content-Length", strconv.Itoa(len(png)))
 	_, _ = w.Write(png)
 	return nil
@@ -291,12 +291,12 @@ func (s *Server) updateBrowserDraft(w http.ResponseWriter, r *http.Request) erro
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	v, err := s.app.UpdateBrowserDraft(r.Context(), pathID(r, "draftId"), in)
+	v, err := s.app.UpdateBrowserDraft(r.Context(), pathID(r, "browserDraftId"), in)
 	return ok(w, http.StatusOK, v, err)
 }
 
 func (s *Server) deleteBrowserDraft(w http.ResponseWriter, r *http.Request) error {
-	return success(w, http.StatusOK, s.app.DeleteBrowserDraft(r.Context(), pathID(r, "draftId")))
+	return success(w, http.StatusOK, s.app.DeleteBrowserDraft(r.Context(), pathID(r, "browserDraftId")))
 }
 
 func (s *Server) listBrowserProfiles(w http.ResponseWriter, r *http.Request) error {
@@ -331,16 +331,16 @@ func (s *Server) updateBrowserProfile(w http.ResponseWriter, r *http.Request) er
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	v, err := s.app.UpdateBrowserProfile(r.Context(), pathID(r, "profileId"), in)
+	v, err := s.app.UpdateBrowserProfile(r.Context(), pathID(r, "browserProfileId"), in)
 	return ok(w, http.StatusOK, v, err)
 }
 
 func (s *Server) deleteBrowserProfile(w http.ResponseWriter, r *http.Request) error {
-	return success(w, http.StatusOK, s.app.DeleteBrowserProfile(r.Context(), pathID(r, "profileId")))
+	return success(w, http.StatusOK, s.app.DeleteBrowserProfile(r.Context(), pathID(r, "browserProfileId")))
 }
 
 func (s *Server) startBrowserProfileSession(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.app.StartBrowserProfileSession(r.Context(), pathID(r, "profileId"))
+	v, err := s.app.StartBrowserProfileSession(r.Context(), pathID(r, "browserProfileId"))
 	return ok(w, http.StatusCreated, v, err)
 }
 
@@ -349,7 +349,7 @@ func (s *Server) verifyBrowserProfile(w http.ResponseWriter, r *http.Request) er
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	v, err := s.app.VerifyBrowserProfile(r.Context(), pathID(r, "profileId"), in.SessionID, in.URL)
+	v, err := s.app.VerifyBrowserProfile(r.Context(), pathID(r, "browserProfileId"), in.SessionID, in.URL)
 	return ok(w, http.StatusCreated, v, err)
 }
 
@@ -358,7 +358,7 @@ func (s *Server) setBrowserProfileCredentials(w http.ResponseWriter, r *http.Req
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	v, err := s.app.SetBrowserProfileCredentials(r.Context(), pathID(r, "profileId"), in)
+	v, err := s.app.SetBrowserProfileCredentials(r.Context(), pathID(r, "browserProfileId"), in)
 	return ok(w, http.StatusCreated, v, err)
 }
 
@@ -367,7 +367,7 @@ func (s *Server) signInBrowserProfile(w http.ResponseWriter, r *http.Request) er
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	v, err := s.app.SignInBrowserProfile(r.Context(), pathID(r, "profileId"), in.URL, in.Mode)
+	v, err := s.app.SignInBrowserProfile(r.Context(), pathID(r, "browserProfileId"), in.URL, in.Mode)
 	return ok(w, http.StatusCreated, v, err)
 }
 
@@ -376,12 +376,12 @@ func (s *Server) markBrowserProfileNeedsReauth(w http.ResponseWriter, r *http.Re
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	v, err := s.app.MarkBrowserProfileNeedsReauth(r.Context(), pathID(r, "profileId"), in.Reason)
+	v, err := s.app.MarkBrowserProfileNeedsReauth(r.Context(), pathID(r, "browserProfileId"), in.Reason)
 	return ok(w, http.StatusCreated, v, err)
 }
 
 func (s *Server) getBrowserProfileTOTP(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.app.GetBrowserProfile(r.Context(), pathID(r, "profileId"))
+	p, err := s.app.GetBrowserProfile(r.Context(), pathID(r, "browserProfileId"))
 	if err != nil {
 		return err
 	}
@@ -394,7 +394,7 @@ func (s *Server) setBrowserProfileTOTP(w http.ResponseWriter, r *http.Request) e
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	p, err := s.app.SetBrowserProfileTOTP(r.Context(), pathID(r, "profileId"), in.TOTPSeed)
+	p, err := s.app.SetBrowserProfileTOTP(r.Context(), pathID(r, "browserProfileId"), in.TOTPSeed)
 	if err != nil {
 		return err
 	}
@@ -403,7 +403,7 @@ func (s *Server) setBrowserProfileTOTP(w http.ResponseWriter, r *http.Request) e
 }
 
 func (s *Server) clearBrowserProfileTOTP(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.app.ClearBrowserProfileTOTP(r.Context(), pathID(r, "profileId"))
+	p, err := s.app.ClearBrowserProfileTOTP(r.Context(), pathID(r, "browserProfileId"))
 	if err != nil {
 		return err
 	}
