@@ -326,7 +326,9 @@ var sweepFixtures = []sweepFixture{
 		}},
 	// Browser automations: the run fixture is a stored run (no Chromium needed).
 	{kind: "browser_automation", names: []string{"browserAutomationId"}, prefix: app.PrefixBrowserAutomation,
-		create: func(e *testEnv, org string, ref func(string) string) string { return e.browserAutomationFixture(org, ref("task")) }},
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			return e.browserAutomationFixture(org, ref("task"))
+		}},
 	{kind: "browser_run", names: []string{"browserRunId"}, prefix: app.PrefixBrowserRun,
 		create: func(e *testEnv, org string, ref func(string) string) string {
 			return e.browserRunFixture(org, ref("browser_automation"), ref("task"))
