@@ -458,3 +458,63 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// TestUIBrowserAutomationPages renders the browser automation pages per
+// role: the list with the new-automation and auth profile forms for
+// owners, an automation's page with its runs and screenshots, creating an
+// automation and a profile through the forms, and a live view that is 404
+// for a session that is not open.
+func TestUIBrowserAutomationPages(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	f := e.uiFixture("Acme")
+	au := e.browserAutomationFixture(f.org, f.task)
+	run := e.browserRunFixture(f.org, au, f.task)
+
+	owner := e.browser()
+	owner.signIn(f.owner)
+	rec := owner.get("/browser-automations")
+	wantStatus(t, rec, http.StatusOK)
+	wantBody(t, rec, "<h1>Browser automations</h1>", "Sweep automation", "New automation", "Add auth profile", `href="/browser-automations"`)
+	rec = owner.post("/browser-automations", url.Values{"taskId": {f.task}, "name": {"Console MFA"}, "targetUrl": {"https://admin.example.com/"},
+		"steps": {`[{"kind":"navigate","url":"https://admin.example.com/"},{"kind":"teleport"}]`}})
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	wantBody(t, rec, "steps[1].kind")
+	rec = owner.post("/browser-automations", url.Values{"taskId": {f.task}, "name": {"Console MFA"}, "targetUrl": {"https://admin.example.com/"},
+		"steps": {`[{"kind":"navigate","url":"https://admin.example.com/"}]`}, "scheduleFrequency": {"weekly"}})
+	if rec.Code != http.StatusSeeOther && rec.Code != http.StatusFound {
+		t.Fatalf("create: status %d: %s", rec.Code, rec.Body.String())
+	}
+	rec = owner.post("/browser-automations/profiles", url.Values{"url": {"https://admin.example.com/login"}, "displayName": {"Admin console"}})
+	if rec.Code != http.StatusSeeOther && rec.Code != http.StatusFound {
+		t.Fatalf("profile: status %d: %s", rec.Code, rec.Body.String())
+	}
+	rec = owner.get("/browser-automations/" + au)
+	wantStatus(t, rec, http.StatusOK)
+	wantBody(t, rec, "Run now", "/browser-automations/runs/"+run+"/screenshots/1", "Steps")
+	shot := owner.get("/browser-automations/runs/" + run + "/screenshots/1")
+	wantStatus(t, shot, http.StatusOK)
+	if shot.Header().Get("Content-Type") != "image/png" {
+		t.Errorf("screenshot content type %q", shot.Header().Get("Content-Type"))
+	}
+	wantStatus(t, owner.get("/browser-sessions/bss_01JABCDEFGHJKMNPQRSTVWXYZ0"), http.StatusNotFound)
+	// Without Chromium, "Run now" answers with the reason on the page.
+	rec = owner.post("/browser-automations/"+au+"/run", url.Values{})
+	if !strings.Contains(strings.ToLower(rec.Body.String()), "chromium") {
+		t.Errorf("run without Chromium: status %d, no reason on the page", rec.Code)
+	}
+
+	auditor := e.browser()
+	auditor.signIn(f.auditor)
+	rec = auditor.get("/browser-automations/" + au)
+	wantStatus(t, rec, http.StatusOK)
+	wantNoBody(t, rec, "Run now")
+	rec = auditor.get("/browser-automations")
+	wantStatus(t, rec, http.StatusOK)
+	wantNoBody(t, rec, "New automation", "Store credentials")
+	wantStatus(t, auditor.post("/browser-automations/"+au+"/run", url.Values{}), http.StatusForbidden)
+
+	employee := e.browser()
+	employee.signIn(f.employee)
+	wantStatus(t, employee.get("/browser-automations"), http.StatusForbidden)
+}

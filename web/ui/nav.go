@@ -57,6 +57,7 @@ var (
 		{"Automation", []navItem{
 			{"integrations", "/integrations", "Integrations", staff},
 			{"pentests", "/pentests", "Penetration tests", staff},
+			{"browser-automations", "/browser-automations", "Browser automations", staff},
 		}},
 		{"People", []navItem{
 			{"people", "/people", "People", everyone},

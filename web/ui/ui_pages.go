@@ -79,6 +79,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 
 	s.uiIncidentRoutes(page)
 	s.uiPentestRoutes(page)
+	s.uiBrowserRoutes(page)
 	s.uiIntegrationRoutes(page)
 	s.uiTrainingRoutes(page)
 
