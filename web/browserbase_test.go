@@ -518,3 +518,22 @@ func TestUIBrowserAutomationPages(t *testing.T) {
 	employee.signIn(f.employee)
 	wantStatus(t, employee.get("/browser-automations"), http.StatusForbidden)
 }
+
+// TestBrowserRunsMCPTool: list_browser_automation_runs lists a task's runs
+// for an auditor, and another organization's task is not found.
+func TestBrowserRunsMCPTool(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	org, other := e.org("Acme", app.PlanProfessional), e.org("Other", app.PlanProfessional)
+	task := sweepCreate(e, org, "/v1/tasks", map[string]any{"title": "Console MFA"})
+	run := e.browserRunFixture(org, e.browserAutomationFixture(org, task), task)
+	cs := mcpSession(t, e, http.Header{"X-Api-Key": {e.key(org, app.RoleAuditor)}})
+	out, isErr := callTool(t, cs, "list_browser_automation_runs", map[string]any{"taskId": task})
+	if isErr || len(out["data"].([]any)) != 1 || out["data"].([]any)[0].(map[string]any)["id"] != run {
+		t.Fatalf("list_browser_automation_runs: %v", out)
+	}
+	cs = mcpSession(t, e, http.Header{"X-Api-Key": {e.key(other, app.RoleOwner)}})
+	if out, isErr := callTool(t, cs, "list_browser_automation_runs", map[string]any{"taskId": task}); !isErr {
+		t.Fatalf("another organization's task: %v", out)
+	}
+}

@@ -44,6 +44,7 @@ func (s *Server) mcpTools(srv *mcp.Server) {
 	addTool(s, srv, "ask_assistant", "Ask the compliance assistant a question in plain words (controls without evidence, expiring evidence, vendors, risks, findings, overdue work, what a policy says); the answer names the records it came from.", false, s.toolAskAssistant)
 	addTool(s, srv, "list_training_status", "Training status: completion rates by module (owners, admins, auditors) and assignments with status and due date, with optional personId, moduleId and status (assigned, overdue, completed) filters; employees and contractors see their own assignments.", false, s.toolListTrainingStatus)
 	addTool(s, srv, "list_devices", "List the organization's devices with their compliance (every check of the last agent check-in passed), with optional personId, platform, compliant and stale (no check-in for 7 days) filters.", false, s.toolListDevices)
+	addTool(s, srv, "list_browser_automation_runs", "List the browser automation runs of a task (tsk_...), newest first: status, pass or fail with the reason, step results, extracted values, screenshots and the evidence or finding each produced. Owners, admins and auditors.", false, s.toolListBrowserRuns)
 }
 
 // addTool registers a tool whose errors come back as tool errors with the
@@ -491,4 +492,23 @@ func (s *Server) toolListDevices(ctx context.Context, in listDevicesIn) (listOut
 		return listOut[app.Device]{}, err
 	}
 	return listOut[app.Device]{Data: l.Items, Meta: httpx.NewMeta(pg, l.Total)}, nil
+}
+
+type browserRunsIn struct {
+	TaskID string `json:"taskId" jsonschema:"the task's id (tsk_...)"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many runs, 1 to 100 (default 20)"`
+}
+
+func (s *Server) toolListBrowserRuns(ctx context.Context, in browserRunsIn) (map[string]any, error) {
+	if in.TaskID == "" {
+		return nil, app.Invalid("taskId", app.CodeRequired, nil, "taskId is required")
+	}
+	if in.Limit <= 0 {
+		in.Limit = 20
+	}
+	runs, err := s.app.ListTaskBrowserRuns(ctx, in.TaskID, in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"data": runs}, nil
 }
