@@ -322,7 +322,9 @@ func (a *App) session(orgID, id string) (*liveSession, error) {
 	return ls, nil
 }
 
-func (ls *liveSession) info() *BrowserSessionInfo {
+func (a *App) sessionInfo(ls *liveSession) *BrowserSessionInfo {
+	a.browser.mu.Lock()
+	defer a.browser.mu.Unlock()
 	out := &BrowserSessionInfo{SessionID: ls.ID, LiveViewURL: "/browser-sessions/" + ls.ID, Hosts: ls.hosts, CreatedAt: ls.CreatedAt, LastUsedAt: ls.LastUsed}
 	if ls.RunID != "" {
 		out.RunID = Ptr(ls.RunID)
@@ -375,7 +377,7 @@ func (a *App) CreateBrowserSession(ctx context.Context, contextID string) (*Brow
 	if err != nil {
 		return nil, err
 	}
-	return ls.info(), nil
+	return a.sessionInfo(ls), nil
 }
 
 // GetBrowserSession describes an open session.
@@ -388,7 +390,7 @@ func (a *App) GetBrowserSession(ctx context.Context, id string) (*BrowserSession
 	if err != nil {
 		return nil, err
 	}
-	return ls.info(), nil
+	return a.sessionInfo(ls), nil
 }
 
 // BrowserSessionFrame returns the latest screen of a session (JPEG) and
@@ -682,7 +684,7 @@ func (a *App) StartBrowserProfileSession(ctx context.Context, id string) (*Brows
 	if err != nil {
 		return nil, err
 	}
-	return ls.info(), nil
+	return a.sessionInfo(ls), nil
 }
 
 // SignInBrowserProfile signs the profile in with its stored credentials in
@@ -935,6 +937,8 @@ func (a *App) startRun(ctx context.Context, orgID string, au *BrowserAutomation,
 		a.closeSession(ls)
 		return nil, fmt.Errorf("start browser run: %w", err)
 	}
+	cp := *run
+	cp.Steps, cp.Screenshots, cp.Extracted = []BrowserStepResult{}, []BrowserScreenshot{}, map[string]string{}
 	st.wg.Add(1)
 	go func() {
 		defer st.wg.Done()
@@ -949,8 +953,7 @@ func (a *App) startRun(ctx context.Context, orgID string, au *BrowserAutomation,
 		})
 		ls.s.Close()
 	}()
-	cp := *run
-	return &BrowserRunStarted{RunID: run.ID, SessionID: run.SessionID, LiveViewURL: Ptr("/browser-sessions/" + ls.ID), ProfileID: au.ProfileID, Run: &cp}, nil
+	return &BrowserRunStarted{RunID: cp.ID, SessionID: cp.SessionID, LiveViewURL: Ptr("/browser-sessions/" + ls.ID), ProfileID: au.ProfileID, Run: &cp}, nil
 }
 
 func (a *App) newRun(au *BrowserAutomation, trigger string) *BrowserAutomationRun {
@@ -1130,11 +1133,12 @@ func (a *App) executeBrowserRun(ctx context.Context, orgID string, au *BrowserAu
 		}
 		sctx, cancel := context.WithTimeout(ctx, d)
 		err := a.runStep(sctx, s, st, creds, run, &hasShotStep, takeShot)
+		timedOut := errors.Is(sctx.Err(), context.DeadlineExceeded)
 		cancel()
 		res.DurationMs = time.Since(t0).Milliseconds()
 		if err != nil {
 			msg := redact(err.Error(), creds)
-			if errors.Is(err, context.DeadlineExceeded) || sctx.Err() != nil {
+			if timedOut {
 				msg = fmt.Sprintf("timed out after %s", d)
 			}
 			if refused := s.Refused(); len(refused) > 0 && st.Kind == StepNavigate {

@@ -537,3 +537,111 @@ func TestBrowserRunsMCPTool(t *testing.T) {
 		t.Fatalf("another organization's task: %v", out)
 	}
 }
+
+// fakeBrowser is an app.Browser whose pages all show text; it counts the
+// sessions opened.
+type fakeBrowser struct {
+	mu     sync.Mutex
+	text   string
+	opened int
+}
+
+func (f *fakeBrowser) Open(_ context.Context, req app.BrowserOpen) (app.BrowserSession, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.opened++
+	return &fakeSession{f: f, allow: req.Allow}, nil
+}
+func (f *fakeBrowser) RemoveProfile(string) error  { return nil }
+func (f *fakeBrowser) Profiles() ([]string, error) { return nil, nil }
+
+type fakeSession struct {
+	f     *fakeBrowser
+	allow func(*url.URL) error
+}
+
+func (s *fakeSession) Navigate(_ context.Context, raw string) error {
+	u, _ := url.Parse(raw)
+	return s.allow(u)
+}
+func (s *fakeSession) Click(context.Context, string) error        { return nil }
+func (s *fakeSession) Fill(context.Context, string, string) error { return nil }
+func (s *fakeSession) Submit(context.Context, string) error       { return nil }
+func (s *fakeSession) WaitVisible(context.Context, string) error  { return nil }
+func (s *fakeSession) Exists(context.Context, string) (bool, error) {
+	return false, nil
+}
+func (s *fakeSession) Text(context.Context, string) (string, error) {
+	s.f.mu.Lock()
+	defer s.f.mu.Unlock()
+	return s.f.text, nil
+}
+func (s *fakeSession) URL(context.Context) (string, error) { return "", nil }
+func (s *fakeSession) Screenshot(context.Context) ([]byte, error) {
+	return []byte("\x89PNG fake"), nil
+}
+func (s *fakeSession) Frame() ([]byte, int64) { return nil, 0 }
+func (s *fakeSession) Refused() []string      { return nil }
+func (s *fakeSession) Close()                 {}
+
+// TestBrowserScheduleAndRestart: the job runs due automations once per
+// interval, a failing run opens a finding the next pass resolves, and runs
+// left running when the appliance stopped are interrupted at start.
+func TestBrowserScheduleAndRestart(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	fb := &fakeBrowser{text: "MFA enforced: no"}
+	e.app.ConfigureBrowser(fb, app.BrowserConfig{})
+	org := e.org("Acme", app.PlanProfessional)
+	owner := e.key(org, app.RoleOwner)
+	ctl := sweepCreate(e, org, "/v1/controls", map[string]any{"code": "AC-7", "name": "MFA"})
+	task := sweepCreate(e, org, "/v1/tasks", map[string]any{"title": "MFA screenshot", "controlId": ctl})
+	au := sweepCreate(e, org, "/v1/browserbase/automations", map[string]any{"taskId": task, "name": "MFA", "targetUrl": "https://127.0.0.1/admin",
+		"scheduleFrequency": "daily", "steps": []any{map[string]any{"kind": "navigate", "url": "https://127.0.0.1/admin"},
+			map[string]any{"kind": "expectText", "text": "MFA enforced: yes"}}})
+	ctx := context.Background()
+	runJob := func() {
+		t.Helper()
+		if err := e.app.RunBrowserAutomations(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e.app.WaitBrowser()
+	}
+	runJob()
+	runs := list(t, e.do("GET", "/v1/browserbase/automations/"+au+"/runs", owner, nil))
+	if len(runs) != 1 || runs[0]["trigger"] != "scheduled" || runs[0]["evaluationStatus"] != "fail" || runs[0]["findingId"] == nil {
+		t.Fatalf("first scheduled run: %v", runs)
+	}
+	finding := runs[0]["findingId"].(string)
+	runJob() // not due again within the day
+	if n := len(list(t, e.do("GET", "/v1/browserbase/automations/"+au+"/runs", owner, nil))); n != 1 {
+		t.Fatalf("%d runs within the interval, want 1", n)
+	}
+	fb.mu.Lock()
+	fb.text = "Security: MFA enforced: yes"
+	fb.mu.Unlock()
+	e.clock.Advance(25 * time.Hour)
+	runJob()
+	runs = list(t, e.do("GET", "/v1/browserbase/automations/"+au+"/runs", owner, nil))
+	if len(runs) != 2 || runs[0]["evaluationStatus"] != "pass" || len(runs[0]["evidenceIds"].([]any)) != 1 {
+		t.Fatalf("second run: %v", runs[0])
+	}
+	if f := obj(t, e.do("GET", "/v1/findings/"+finding, owner, nil)); f["status"] == "open" {
+		t.Fatalf("finding still open after a pass: %v", f)
+	}
+	// A run the appliance left running is interrupted at the next start.
+	left := &app.BrowserAutomationRun{ID: app.NewID(app.PrefixBrowserRun), AutomationID: &au, TaskID: &task, Status: app.BrowserRunRunning,
+		Trigger: "manual", CreatedAt: e.clock.Now()}
+	if err := e.db.SaveBrowserRun(ctx, org, left); err != nil {
+		t.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	if err := e.app.StartBrowser(sctx); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	e.app.WaitBrowser()
+	if r := obj(t, e.do("GET", "/v1/browserbase/runs/"+left.ID, owner, nil)); r["status"] != app.BrowserRunInterrupted {
+		t.Fatalf("left run: %v", r)
+	}
+}
