@@ -36,6 +36,7 @@ func scheduledJobs(e *env, o app.DeliveryOptions) []app.Job {
 		}},
 		{Name: "purge_sessions", Interval: time.Hour, Run: e.app.PurgeSessions},
 		pentestJob(e.app),
+		browserJob(e.app),
 		// Every minute: connections whose next run is due get one queued.
 		{Name: "schedule_integration_runs", Interval: time.Minute, Run: e.app.ScheduleIntegrationRuns},
 		// Every minute: task automations whose schedule is due get a run queued.

@@ -83,6 +83,7 @@ func rootCmd() *cobra.Command {
 	setAutomationDefaults(v)
 	setBackupDefaults(v)
 	setPentestDefaults(v)
+	setBrowserDefaults(v)
 	root.AddCommand(serveCmd(v), mailCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), restoreCmd(v), doctorCmd(v),
 		auditCmd(v))
 	root.AddCommand(agentCmd(v))
@@ -175,6 +176,7 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 		return nil, err
 	}
 	configurePentests(v, a)
+	configureBrowser(v, dir, a)
 	if err := configureAssistant(v, a, log); err != nil {
 		db.Close()
 		return nil, err
@@ -307,6 +309,9 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			if err := e.app.StartPentests(jobCtx); err != nil {
 				log.Error("start pentests", slog.Any("error", err))
 			}
+			if err := e.app.StartBrowser(jobCtx); err != nil {
+				log.Error("start browser", slog.Any("error", err))
+			}
 			integWG, err := startIntegrations(jobCtx, e)
 			if err != nil {
 				stopJobs()
@@ -347,6 +352,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 				runner.Wait()
 				deliverer.Wait()
 				e.app.WaitPentests()
+				e.app.WaitBrowser()
 				integWG.Wait()
 				autoWG.Wait()
 				return err
@@ -371,6 +377,7 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 			runner.Wait()
 			deliverer.Wait()
 			e.app.WaitPentests()
+			e.app.WaitBrowser()
 			integWG.Wait()
 			autoWG.Wait()
 			if err := e.app.FlushKeyUsage(sctx); err != nil {

@@ -71,6 +71,7 @@ type Store interface {
 	SyncStore
 	SSOStore
 	SCIMTokenStore
+	BrowserStore
 }
 
 // Config holds the service-level settings.
@@ -100,6 +101,8 @@ type App struct {
 	mailer  MailSender // nil: mail is not configured (SetMailer)
 	// pentests is the penetration-test runner (ConfigurePentests).
 	pentests pentestState
+	// browser is the browser automation runtime (ConfigureBrowser).
+	browser browserState
 	// assistant holds the assistant's language model, when configured.
 	assistant assistantState
 	integ     integrationState

@@ -64,6 +64,14 @@ const (
 	PrefixTaskAutomation    = "tau"
 	PrefixAutomationVersion = "tav"
 	PrefixAutomationRun     = "tar"
+	// Browser automations (reference prefixes): the organization's browser
+	// context, an auth profile, an automation, its run, a draft, a session.
+	PrefixBrowserContext    = "bbc"
+	PrefixBrowserProfile    = "bap"
+	PrefixBrowserAutomation = "bau"
+	PrefixBrowserRun        = "bar"
+	PrefixBrowserDraft      = "bad"
+	PrefixBrowserSession    = "bss"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

@@ -37,6 +37,7 @@ var operationVerbs = map[string]bool{
 	"disconnect": true, "pause": true, "push": true, "receive": true, "resume": true, "run": true, "test": true,
 	"sync": true,
 	"detect": true, "scan": true, "trigger": true,
+	"check": true, "navigate": true, "start": true, "verify": true,
 }
 
 var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}

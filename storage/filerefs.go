@@ -16,6 +16,7 @@ var fileRefColumns = []struct{ table, column string }{
 	{"questionnaires", "file_sha256"},
 	{"trust_documents", "sha256"},
 	{"training_modules", "file_sha256"},
+	{"browser_run_screenshots", "sha256"},
 }
 
 // notFileColumns hold hashes of text kept in the database, not of files.

@@ -375,6 +375,21 @@ var sweepFixtures = []sweepFixture{
 		create: func(e *testEnv, org string, _ func(string) string) string {
 			return sweepCreate(e, org, "/v1/assistant-chat/sessions", map[string]any{"title": "Sweep session"})
 		}},
+	// Browser automations: the run fixture is a stored run (no Chromium needed).
+	{kind: "browser_automation", names: []string{"browserAutomationId"}, prefix: app.PrefixBrowserAutomation,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			return e.browserAutomationFixture(org, ref("task"))
+		}},
+	{kind: "browser_run", names: []string{"browserRunId"}, prefix: app.PrefixBrowserRun,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			return e.browserRunFixture(org, ref("browser_automation"), ref("task"))
+		}},
+	{kind: "browser_draft", names: []string{"browserDraftId"}, prefix: app.PrefixBrowserDraft,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			return sweepCreate(e, org, "/v1/browserbase/automation-drafts", map[string]any{"taskId": ref("task"), "steps": []any{}})
+		}},
+	{kind: "browser_profile", names: []string{"browserProfileId", "profileId"}, prefix: app.PrefixBrowserProfile,
+		create: func(e *testEnv, org string, _ func(string) string) string { return e.browserProfileFixture(org) }},
 	{kind: "training_module", names: []string{"videoId", "moduleId"}, prefix: app.PrefixTrainingModule,
 		create: func(e *testEnv, org string, _ func(string) string) string {
 			rec := e.uploadField("/v1/training/modules", sweepKey(e, org), "file", "sweep.pdf", []byte("%PDF sweep"), "title", "Sweep module")

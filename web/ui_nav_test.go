@@ -48,7 +48,7 @@ func TestUINavigationPerRole(t *testing.T) {
 		"Compliance": {"/frameworks", "/controls", "/evidence", "/soa", "/policies", "/tasks"},
 		"Risk":       {"/risks", "/vendors", "/findings", "/incidents"},
 		"Trust":      {"/trust-settings", "/questionnaires", "/knowledge-base", "/csrd"},
-		"Automation": {"/integrations", "/cloud-security", "/pentests"},
+		"Automation": {"/integrations", "/cloud-security", "/pentests", "/browser-automations"},
 		"People":     {"/people", "/training", "/devices"},
 		"Settings": {"/settings", "/context", "/variables", "/api-keys", "/webhooks", "/oauth-apps",
 			"/connected-apps", "/notifications", "/settings/sso", "/audit-log"},

@@ -47,4 +47,5 @@ func (s *Server) routes() {
 	s.syncRoutes(s.Handle)
 	s.ssoRoutes(s.Handle)
 	s.scimRoutes(s.Handle)
+	s.browserRoutes(s.Handle)
 }

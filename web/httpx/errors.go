@@ -134,6 +134,10 @@ func (s *Server) Classify(err error) (int, string, string, map[string]any) {
 		return http.StatusForbidden, "forbidden", public("your role lacks permission for this operation"), nil
 	case errors.Is(err, app.ErrNotFound):
 		return http.StatusNotFound, "not_found", public("resource not found"), nil
+	case errors.Is(err, app.ErrBrowserUnavailable):
+		return http.StatusServiceUnavailable, "service_unavailable", public("the browser is not available on this appliance"), nil
+	case errors.Is(err, app.ErrBrowserBusy):
+		return http.StatusTooManyRequests, "rate_limited", public("too many browser sessions are open"), nil
 	case errors.Is(err, app.ErrConflict):
 		return http.StatusConflict, "conflict", public("the request conflicts with existing data"), nil
 	}

@@ -47,6 +47,7 @@ func (s *Server) mcpTools(srv *mcp.Server) {
 	addTool(s, srv, "list_devices", "List the organization's devices with their compliance (every check of the last agent check-in passed), with optional personId, platform, compliant and stale (no check-in for 7 days) filters.", false, s.toolListDevices)
 	addTool(s, srv, "list_automation_runs", "List the task automation runs of a task (tsk_...), newest first: status, pass/fail verdict and its reason, stop reason, version; optional automationId (tau_...) narrows to one automation.", false, s.toolListAutomationRuns)
 	addTool(s, srv, "list_sync_runs", "List directory sync runs (newest first) with their counts (found, created, updated, deactivated, reactivated, unchanged, skipped, errors), with optional connectionId and status filters. Owners, admins and auditors.", false, s.toolListSyncRuns)
+	addTool(s, srv, "list_browser_automation_runs", "List the browser automation runs of a task (tsk_...), newest first: status, pass or fail with the reason, step results, extracted values, screenshots and the evidence or finding each produced. Owners, admins and auditors.", false, s.toolListBrowserRuns)
 }
 
 // addTool registers a tool whose errors come back as tool errors with the
@@ -516,4 +517,23 @@ func (s *Server) toolListAutomationRuns(ctx context.Context, in automationRunsIn
 		return listOut[app.TaskAutomationRun]{}, err
 	}
 	return listOut[app.TaskAutomationRun]{Data: l.Items, Meta: httpx.NewMeta(pg, l.Total)}, nil
+}
+
+type browserRunsIn struct {
+	TaskID string `json:"taskId" jsonschema:"the task's id (tsk_...)"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many runs, 1 to 100 (default 20)"`
+}
+
+func (s *Server) toolListBrowserRuns(ctx context.Context, in browserRunsIn) (map[string]any, error) {
+	if in.TaskID == "" {
+		return nil, app.Invalid("taskId", app.CodeRequired, nil, "taskId is required")
+	}
+	if in.Limit <= 0 {
+		in.Limit = 20
+	}
+	runs, err := s.app.ListTaskBrowserRuns(ctx, in.TaskID, in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"data": runs}, nil
 }

@@ -58,6 +58,7 @@ var (
 			{"integrations", "/integrations", "Integrations", staff},
 			{"cloud-security", "/cloud-security", "Cloud security", staff},
 			{"pentests", "/pentests", "Penetration tests", staff},
+			{"browser-automations", "/browser-automations", "Browser automations", staff},
 		}},
 		{"People", []navItem{
 			{"people", "/people", "People", everyone},

@@ -80,6 +80,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 
 	s.uiIncidentRoutes(page)
 	s.uiPentestRoutes(page)
+	s.uiBrowserRoutes(page)
 	s.uiIntegrationRoutes(page)
 	s.uiTaskAutomationRoutes(page)
 	s.uiCloudSecurityRoutes(page)
