@@ -87,6 +87,7 @@ func rootCmd() *cobra.Command {
 	root.AddCommand(serveCmd(v), mailCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), restoreCmd(v), doctorCmd(v),
 		auditCmd(v))
 	root.AddCommand(agentCmd(v))
+	root.AddCommand(pentestCmd(v))
 	return root
 }
 

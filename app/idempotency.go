@@ -105,6 +105,79 @@ func (a *App) Idempotent(ctx context.Context, key, requestHash string, run func(
 	return resp, replayed, nil
 }
 
+// idempotencyPendingTTL is how long a reservation of IdempotentOutsideTx
+// holds its key; an older one (the appliance stopped mid-request) is
+// taken over by a retry.
+const idempotencyPendingTTL = 10 * time.Minute
+
+// IdempotentOutsideTx is Idempotent for a request that waits on something
+// slow (a language model's answer) and stores its own writes: the key is
+// reserved in a short transaction (a pending record), run executes outside
+// any transaction, so other writes go on meanwhile, and its response is
+// stored after. A retry while the first is under way is ErrConflict; a 5xx
+// response releases the key. Unlike Idempotent, run's writes and the
+// stored response are two commits: a stop between them leaves the
+// reservation, which a retry takes over after idempotencyPendingTTL.
+func (a *App) IdempotentOutsideTx(ctx context.Context, key, requestHash string, run func(ctx context.Context) *StoredResponse) (resp *StoredResponse, replayed bool, err error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(key) > 255 {
+		return nil, false, Invalid("Idempotency-Key", CodeTooLong, nil, "Idempotency-Key must be at most 255 characters")
+	}
+	err = a.store.InTx(ctx, func(ctx context.Context) error {
+		rec, err := a.store.GetIdempotency(ctx, p.OrgID, key)
+		switch {
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
+			return err
+		case rec.Response.Status == 0 && a.Now().Sub(rec.CreatedAt) < idempotencyPendingTTL:
+			if rec.RequestHash != requestHash {
+				return Errorf(ErrConflict, "the Idempotency-Key %q was already used with a different request", key)
+			}
+			return Errorf(ErrConflict, "the request with Idempotency-Key %q is still being carried out; retry when it has finished", key)
+		case rec.Response.Status != 0 && a.Now().Sub(rec.CreatedAt) < IdempotencyTTL:
+			if rec.RequestHash != requestHash {
+				return Errorf(ErrConflict, "the Idempotency-Key %q was already used with a different request", key)
+			}
+			body, err := a.openIdempotentBody(p.OrgID, key, rec.Response.Body)
+			if err != nil {
+				return Errorf(ErrConflict, "the request with Idempotency-Key %q was already carried out, but its stored response can no longer be read; "+
+					"check the result before repeating it under a new key", key)
+			}
+			rec.Response.Body = body
+			resp, replayed = &rec.Response, true
+			return nil
+		}
+		return a.store.PutIdempotency(ctx, p.OrgID, key, &IdempotencyRecord{RequestHash: requestHash, Response: StoredResponse{Body: []byte{}}, CreatedAt: a.Now()})
+	})
+	if err != nil || replayed {
+		return resp, replayed, err
+	}
+	resp = run(ctx)
+	sctx := context.WithoutCancel(ctx)
+	if resp.Status >= 500 {
+		// Released: a record older than both time limits counts as absent.
+		err = a.store.InTx(sctx, func(ctx context.Context) error {
+			return a.store.PutIdempotency(ctx, p.OrgID, key, &IdempotencyRecord{RequestHash: requestHash, Response: StoredResponse{Body: []byte{}}, CreatedAt: time.Unix(0, 0).UTC()})
+		})
+		if err != nil {
+			a.log.ErrorContext(ctx, "release idempotency key", "organization_id", p.OrgID, "error", err)
+		}
+		return resp, false, nil
+	}
+	stored := *resp
+	stored.Body = a.sealIdempotentBody(p.OrgID, key, resp.Body)
+	err = a.store.InTx(sctx, func(ctx context.Context) error {
+		return a.store.PutIdempotency(ctx, p.OrgID, key, &IdempotencyRecord{RequestHash: requestHash, Response: stored, CreatedAt: a.Now()})
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("idempotent request: %w", err)
+	}
+	return resp, false, nil
+}
+
 // sealedBodyMagic starts every sealed stored body. A JSON body never starts
 // with a NUL byte, so a record written before bodies were sealed still reads.
 var sealedBodyMagic = []byte("\x00idem1")

@@ -71,7 +71,10 @@ type Question struct {
 	Status     string        `json:"status"`
 	Confidence *float64      `json:"confidence"`
 	Source     *AnswerSource `json:"source"`
-	UpdatedAt  time.Time     `json:"updatedAt"`
+	// Draft is a model-drafted answer awaiting a person's review, beside a
+	// question the knowledge base did not answer; nil when there is none.
+	Draft     *AnswerDraft `json:"draft"`
+	UpdatedAt time.Time    `json:"updatedAt"`
 	// Where the question sits in the uploaded file.
 	Sheet      string `json:"-"`
 	Row        int    `json:"-"`
@@ -179,6 +182,10 @@ type AutoAnswerInput struct {
 	// Overwrite replaces manual answers too; generated answers are always
 	// refreshed.
 	Overwrite bool `json:"overwrite"`
+	// Draft asks the configured language model to draft answers for the
+	// questions the knowledge base leaves open (default: true when a model
+	// is configured). Drafts need a person's review.
+	Draft *bool `json:"draft"`
 	// Progress, when set, is told how many of the questions to match are
 	// done, before the first and after each one (the web application's
 	// job page shows it).
@@ -192,7 +199,11 @@ type AutoAnswerResult struct {
 	Unanswered    int            `json:"unanswered"`
 	Skipped       int            `json:"skipped"`
 	MinConfidence float64        `json:"minConfidence"`
-	DurationMs    int64          `json:"durationMs"`
+	// Drafted counts the open questions the language model drafted an
+	// answer for (needing review); Notice says why drafting stopped early.
+	Drafted    int    `json:"drafted"`
+	Notice     string `json:"notice,omitempty"`
+	DurationMs int64  `json:"durationMs"`
 }
 
 // SubmittedEventData is the data of vendor.questionnaire.submitted,
@@ -569,7 +580,7 @@ func (a *App) applyAnswers(q *Questionnaire, in []AnswerInput, now time.Time, ve
 				maxLen(ve, f+".answer", s, maxAnswerLength)
 				qq.Answer = &s
 			}
-			qq.Status, qq.Confidence, qq.Source = AnswerManual, nil, nil
+			qq.Status, qq.Confidence, qq.Source, qq.Draft = AnswerManual, nil, nil, nil
 			if qq.Answer == nil {
 				qq.Status = AnswerUntouched
 			}
@@ -713,6 +724,10 @@ func (a *App) OpenQuestionnaireLink(ctx context.Context, token string) (*LinkVie
 	if o.Branding.DisplayName != nil && *o.Branding.DisplayName != "" {
 		name = *o.Branding.DisplayName
 	}
+	// Model drafts are internal: a vendor filling the form never sees them.
+	for i := range q.Questions {
+		q.Questions[i].Draft = nil
+	}
 	return &LinkView{Link: l, Questionnaire: q, OrganizationName: name, VendorName: v.Name, Branding: o.Branding}, nil
 }
 
@@ -776,6 +791,9 @@ func (a *App) FillByLink(ctx context.Context, token string, csrf *string, answer
 	if err != nil {
 		return nil, fmt.Errorf("fill questionnaire by link: %w", err)
 	}
+	for i := range out.Questions {
+		out.Questions[i].Draft = nil
+	}
 	return out, nil
 }
 
@@ -817,6 +835,17 @@ func (a *App) AutoAnswer(ctx context.Context, id string, in AutoAnswerInput) (*A
 	if err != nil {
 		return nil, fmt.Errorf("auto-answer questionnaire %s: %w", id, err)
 	}
+	// The questions the knowledge base leaves open may get a model draft.
+	var open []int
+	for k, i := range todo {
+		if h := best[k]; h == nil || h.Confidence < minConf {
+			open = append(open, i)
+		}
+	}
+	var drafts map[int]*AnswerDraft
+	if in.Draft == nil || *in.Draft {
+		drafts, res.Notice = a.draftAnswers(ctx, q.Questions, open)
+	}
 	now := a.Now()
 	read := map[string]time.Time{}
 	changed := map[string]Question{}
@@ -827,10 +856,15 @@ func (a *App) AutoAnswer(ctx context.Context, id string, in AutoAnswerInput) (*A
 		if h != nil && h.Confidence >= minConf {
 			qq.Answer, qq.Status, qq.Confidence = Ptr(h.Answer), AnswerGenerated, Ptr(h.Confidence)
 			qq.Source = &AnswerSource{Type: h.SourceType, ID: h.SourceID, Name: h.SourceName}
+			qq.Draft = nil
 		} else {
 			qq.Answer, qq.Status, qq.Source, qq.Confidence = nil, AnswerUntouched, nil, nil
 			if h != nil {
 				qq.Confidence = Ptr(h.Confidence)
+			}
+			if d, ok := drafts[i]; ok {
+				qq.Draft = d
+				res.Drafted++
 			}
 		}
 		qq.UpdatedAt = now
@@ -867,7 +901,7 @@ func (a *App) AutoAnswer(ctx context.Context, id string, in AutoAnswerInput) (*A
 		}
 		q = cur
 		return a.record(ctx, Mutation{Action: "auto_answered", ResourceType: "questionnaire", ResourceID: id,
-			After: map[string]any{"answered": res.Answered, "unanswered": res.Unanswered, "minConfidence": minConf}})
+			After: map[string]any{"answered": res.Answered, "unanswered": res.Unanswered, "minConfidence": minConf, "drafted": res.Drafted}})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("auto-answer questionnaire %s: %w", id, err)

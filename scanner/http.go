@@ -114,6 +114,9 @@ var (
 	defaultRe   = regexp.MustCompile(`(Welcome to nginx!|Apache2 (Ubuntu|Debian) Default Page|<h1>It works!</h1>|IIS Windows Server|Test Page for the (Apache|Nginx) HTTP Server|Welcome to CentOS)`)
 )
 
+// versionHeaders are the response headers that name software versions.
+var versionHeaders = []string{"Server", "X-Powered-By", "X-AspNet-Version", "X-AspNetMvc-Version", "X-Generator"}
+
 var exposedFiles = []exposedFile{
 	{"/.git/HEAD", "exposed.git", func(b []byte) bool { return gitHead.Match(bytes.TrimSpace(b)) }},
 	{"/.git/config", "exposed.git", func(b []byte) bool { return bytes.Contains(b, []byte("[core]")) }},
@@ -167,6 +170,13 @@ func (s *scan) checkHTTP(ctx context.Context, on func(string) bool) (map[string]
 		return nil, fmt.Errorf("not-found probe: %w", err)
 	}
 	notFound := &soft404{status: nf.status, body: nf.body}
+	// Product versions the site announces, for the known-vulnerabilities
+	// check (matched against the imported OSV records by the caller).
+	for _, h := range versionHeaders {
+		if v := main.header.Get(h); v != "" && versionRe.MatchString(v) {
+			s.software = append(s.software, app.ScanSoftware{Location: origin + " header " + h, Text: truncate(v, 300)})
+		}
+	}
 	step := func(pct int, c string) bool {
 		if !on(c) || ctx.Err() != nil {
 			return false
@@ -286,7 +296,7 @@ func (s *scan) checkHTTP(ctx context.Context, on func(string) bool) (map[string]
 		}
 	}
 	if step(96, app.CheckSoftwareVersions) {
-		for _, h := range []string{"Server", "X-Powered-By", "X-AspNet-Version", "X-AspNetMvc-Version", "X-Generator"} {
+		for _, h := range versionHeaders {
 			if v := main.header.Get(h); v != "" && versionRe.MatchString(v) {
 				s.add(issue("http.version_disclosure", origin+" header "+h, h+": "+v))
 			}

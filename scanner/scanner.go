@@ -101,6 +101,7 @@ type scan struct {
 	requests atomic.Int64
 	mu       sync.Mutex
 	issues   []app.ScanIssue
+	software []app.ScanSoftware
 	seen     map[string]bool
 	client   *http.Client
 }
@@ -228,6 +229,12 @@ func (sc *Scanner) Scan(ctx context.Context, req app.ScanRequest) (*app.ScanResu
 	res.Issues = s.issues
 	if res.Issues == nil {
 		res.Issues = []app.ScanIssue{}
+	}
+	res.Software = s.software
+	for _, p := range res.OpenPorts {
+		if p.Banner != "" {
+			res.Software = append(res.Software, app.ScanSoftware{Location: s.hostPort(p.Port), Text: p.Banner})
+		}
 	}
 	res.RequestsSent = s.requests.Load()
 	res.Duration = time.Since(t0)

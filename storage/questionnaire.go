@@ -91,7 +91,7 @@ func (db *DB) GetQuestionnaire(ctx context.Context, orgID, id string, withQuesti
 		return q, err
 	}
 	rows, err := db.rd(ctx).QueryContext(ctx, `SELECT id, position, section, question, answer, comment, status, confidence,
-		source_type, source_ref, source_name, sheet, row_num, answer_col, comment_col, updated_at
+		source_type, source_ref, source_name, sheet, row_num, answer_col, comment_col, updated_at, draft
 		FROM questionnaire_questions WHERE organization_id = ? AND questionnaire_id = ? ORDER BY position`, orgID, id)
 	if err != nil {
 		return nil, fmt.Errorf("list questions of %s: %w", id, err)
@@ -100,12 +100,18 @@ func (db *DB) GetQuestionnaire(ctx context.Context, orgID, id string, withQuesti
 	q.Questions = []app.Question{}
 	for rows.Next() {
 		var qq app.Question
-		var answer, comment, st, sr, sn sql.NullString
+		var answer, comment, st, sr, sn, draft sql.NullString
 		var conf sql.NullFloat64
 		var updated string
 		if err := rows.Scan(&qq.ID, &qq.Position, &qq.Section, &qq.Question, &answer, &comment, &qq.Status, &conf, &st, &sr, &sn,
-			&qq.Sheet, &qq.Row, &qq.AnswerCol, &qq.CommentCol, &updated); err != nil {
+			&qq.Sheet, &qq.Row, &qq.AnswerCol, &qq.CommentCol, &updated, &draft); err != nil {
 			return nil, err
+		}
+		if draft.Valid {
+			qq.Draft = &app.AnswerDraft{}
+			if err := json.Unmarshal([]byte(draft.String), qq.Draft); err != nil {
+				return nil, fmt.Errorf("question %s draft: %w", qq.ID, err)
+			}
 		}
 		qq.Answer, qq.Comment = strPtr(answer), strPtr(comment)
 		if conf.Valid {
@@ -177,9 +183,17 @@ func (db *DB) UpdateQuestions(ctx context.Context, orgID string, qs []app.Questi
 		if qq.Source != nil {
 			st, sr, sn = qq.Source.Type, qq.Source.ID, qq.Source.Name
 		}
+		var draft any
+		if qq.Draft != nil {
+			b, err := json.Marshal(qq.Draft)
+			if err != nil {
+				return err
+			}
+			draft = string(b)
+		}
 		res, err := db.wr(ctx).ExecContext(ctx, `UPDATE questionnaire_questions SET answer = ?, comment = ?, status = ?,
-			confidence = ?, source_type = ?, source_ref = ?, source_name = ?, updated_at = ? WHERE organization_id = ? AND id = ?`,
-			nullStr(qq.Answer), nullStr(qq.Comment), qq.Status, conf, st, sr, sn, ts(qq.UpdatedAt), orgID, qq.ID)
+			confidence = ?, source_type = ?, source_ref = ?, source_name = ?, draft = ?, updated_at = ? WHERE organization_id = ? AND id = ?`,
+			nullStr(qq.Answer), nullStr(qq.Comment), qq.Status, conf, st, sr, sn, draft, ts(qq.UpdatedAt), orgID, qq.ID)
 		if err := affected(res, err); err != nil {
 			return fmt.Errorf("update question %s: %w", qq.ID, err)
 		}

@@ -17,7 +17,7 @@ func (s *Server) assistantRoutes(handle routeFunc) {
 	handle("POST", "/v1/assistant-chat/sessions", httpx.CanRead, s.startAssistantSession)
 	handle("GET", "/v1/assistant-chat/sessions", httpx.CanRead, s.listAssistantSessions)
 	handle("GET", "/v1/assistant-chat/sessions/{sessionId}", httpx.CanRead, s.getAssistantSession)
-	handle("POST", "/v1/assistant-chat/sessions/{sessionId}/messages", httpx.CanRead, s.sendAssistantMessage)
+	handle("POST", "/v1/assistant-chat/sessions/{sessionId}/messages", httpx.CanRead.OutsideTransaction(), s.sendAssistantMessage)
 	handle("POST", "/v1/assistant-chat/sessions/{sessionId}/end", httpx.CanRead, s.endAssistantSession)
 	handle("POST", "/v1/assistant-chat/completions", httpx.CanRead, s.completeAssistantChat)
 	handle("GET", "/v1/assistant-chat/history", httpx.CanRead, s.getAssistantHistory)

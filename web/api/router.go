@@ -38,6 +38,7 @@ func (s *Server) routes() {
 	s.searchRoutes(s.Handle)
 	s.notificationRoutes(s.Handle)
 	s.pentestRoutes(s.Handle)
+	s.pentestOSVRoutes(s.Handle)
 	s.assistantRoutes(s.Handle)
 	s.integrationRoutes(s.Handle)
 	s.cloudSecurityRoutes(s.Handle)

@@ -19,6 +19,19 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 type Access struct {
 	public bool           // no credential needed
 	cap    app.Capability // required capability otherwise
+	// outsideTx: under an Idempotency-Key the handler runs outside the
+	// idempotency transaction (it waits on something slow, such as a
+	// language model, and stores its own writes).
+	outsideTx bool
+}
+
+// OutsideTransaction marks a route whose handler runs, under an
+// Idempotency-Key, outside the transaction that stores the response: the
+// key is reserved first, the handler runs without holding the writer, and
+// its response is stored after (app.IdempotentOutsideTx).
+func (a Access) OutsideTransaction() Access {
+	a.outsideTx = true
+	return a
 }
 
 var (
@@ -62,7 +75,7 @@ func (s *Server) Wrap(acc Access, h HandlerFunc) http.Handler {
 			}
 		}
 		if key := r.Header.Get("Idempotency-Key"); key != "" && r.Method == http.MethodPost && p != nil {
-			s.idempotent(w, r, key, h)
+			s.idempotent(w, r, key, h, acc.outsideTx)
 			return
 		}
 		if err := h(w, r); err != nil {
@@ -104,7 +117,7 @@ func bodyRequestID(body []byte) string {
 
 // idempotent runs a POST at most once per Idempotency-Key (DECISIONS:
 // Limits). The request hash covers method, path, query and body.
-func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, h HandlerFunc) {
+func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, h HandlerFunc, outsideTx bool) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -115,7 +128,11 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 	sum.Write(body)
 	hash := hex.EncodeToString(sum.Sum(nil))
 	var rec *recorder
-	resp, replayed, err := s.app.Idempotent(r.Context(), key, hash, func(ctx context.Context) *app.StoredResponse {
+	run := s.app.Idempotent
+	if outsideTx {
+		run = s.app.IdempotentOutsideTx
+	}
+	resp, replayed, err := run(r.Context(), key, hash, func(ctx context.Context) *app.StoredResponse {
 		rec = &recorder{header: http.Header{}}
 		rr := r.WithContext(ctx)
 		rr.Body = io.NopCloser(bytes.NewReader(body))
