@@ -85,6 +85,7 @@ func rootCmd() *cobra.Command {
 	root.AddCommand(serveCmd(v), mailCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), restoreCmd(v), doctorCmd(v),
 		auditCmd(v))
 	root.AddCommand(agentCmd(v))
+	root.AddCommand(operatorCmd(v))
 	return root
 }
 
@@ -492,6 +493,11 @@ func userCmd(v *viper.Viper) *cobra.Command {
 						return err
 					}
 				}
+				if operator, _ := cmd.Flags().GetBool("operator"); operator {
+					if _, err := e.app.GrantOperator(ctx, p.Email); err != nil {
+						return err
+					}
+				}
 				if jsonOut(cmd) {
 					return printJSON(cmd.OutOrStdout(), map[string]string{"id": p.ID})
 				}
@@ -505,6 +511,7 @@ func userCmd(v *viper.Viper) *cobra.Command {
 	create.Flags().String("name", "", "full name")
 	create.Flags().String("role", "", "owner, admin, auditor, employee or contractor")
 	create.Flags().Bool("password-stdin", false, "read the password from the first line of standard input")
+	create.Flags().Bool("operator", false, "also flag the person as appliance operator (see operator grant)")
 	for _, f := range []string{"org", "email", "name", "role"} {
 		_ = create.MarkFlagRequired(f)
 	}
