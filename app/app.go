@@ -67,6 +67,8 @@ type Store interface {
 	IntegrationStore
 	TrainingStore
 	OperatorStore
+	TaskIntegrationStore
+	AdminIntegrationStore
 }
 
 // Config holds the service-level settings.
@@ -99,6 +101,8 @@ type App struct {
 	// assistant holds the assistant's language model, when configured.
 	assistant assistantState
 	integ     integrationState
+	// integAdmin caches the operator's provider settings.
+	integAdmin adminState
 }
 
 // New builds the services over a store. now may be nil for time.Now.

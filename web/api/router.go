@@ -42,4 +42,6 @@ func (s *Server) routes() {
 	s.integrationRoutes(s.Handle)
 	s.trainingRoutes(s.Handle)
 	s.deviceAgentRoutes(s.Handle)
+	s.integrationTaskRoutes(s.Handle)
+	s.integrationAdminRoutes(s.Handle)
 }
