@@ -315,6 +315,10 @@ func (oauthTestProvider) Definition() app.ProviderDefinition {
 		Credentials: []app.CredentialField{{Key: "token", Label: "Token", Type: "password", Secret: true, Required: true}}}
 }
 
-func (oauthTestProvider) Test(context.Context, app.ConnectionTarget) app.TestResult { return app.TestResult{} }
+func (oauthTestProvider) Test(context.Context, app.ConnectionTarget) app.TestResult {
+	return app.TestResult{}
+}
 
-func (oauthTestProvider) Run(context.Context, app.ConnectionTarget, []string, app.CheckSink) error { return nil }
+func (oauthTestProvider) Run(context.Context, app.ConnectionTarget, []string, app.CheckSink) error {
+	return nil
+}
