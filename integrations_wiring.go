@@ -14,6 +14,7 @@ import (
 	"github.com/compliance-appliance/compliance/integrations/gitlab"
 	"github.com/compliance-appliance/compliance/integrations/https"
 	"github.com/compliance-appliance/compliance/integrations/outbound"
+	"github.com/compliance-appliance/compliance/integrations/webfetch"
 )
 
 // integrationProviders lists the integration providers compiled in, one
@@ -59,6 +60,7 @@ func configureIntegrations(v *viper.Viper, a *app.App) error {
 		return err
 	}
 	a.RegisterIntegrationProviders(integrationProviders(c)...)
+	a.SetWebFetcher(webfetch.New(c))
 	a.SetIntegrationOptions(app.IntegrationOptions{
 		Workers:       v.GetInt("integrations.workers"),
 		RunTimeout:    v.GetDuration("integrations.run_timeout"),
@@ -76,6 +78,11 @@ func startIntegrations(ctx context.Context, e *env) (*sync.WaitGroup, error) {
 	}
 	if n > 0 {
 		e.log.Warn("check runs interrupted by the last stop", "runs", n)
+	}
+	if n, err := e.app.FailStaleAssessments(ctx); err != nil {
+		return nil, err
+	} else if n > 0 {
+		e.log.Warn("vendor assessments interrupted by the last stop", "assessments", n)
 	}
 	return e.app.StartIntegrationWorker(ctx), nil
 }

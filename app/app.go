@@ -69,6 +69,7 @@ type Store interface {
 	OperatorStore
 	TaskIntegrationStore
 	AdminIntegrationStore
+	VendorAssessmentStore
 }
 
 // Config holds the service-level settings.
@@ -103,6 +104,8 @@ type App struct {
 	integ     integrationState
 	// integAdmin caches the operator's provider settings.
 	integAdmin adminState
+	// webFetch reads vendors' public pages (SetWebFetcher).
+	webFetch WebFetcher
 }
 
 // New builds the services over a store. now may be nil for time.Now.

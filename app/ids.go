@@ -58,6 +58,8 @@ const (
 	PrefixDeviceCheck    = "dck"
 	PrefixDeviceToken    = "dat"
 	PrefixEnrolmentToken = "den"
+	// PrefixVendorAssessment identifies a vendor risk assessment.
+	PrefixVendorAssessment = "vra"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

@@ -378,6 +378,9 @@ func (a *App) StartIntegrationWorker(ctx context.Context) *sync.WaitGroup {
 				if _, err := a.ProcessQueuedRuns(ctx); err != nil && ctx.Err() == nil {
 					a.log.Error("integration runs failed", "err", err)
 				}
+				if _, err := a.ProcessVendorAssessments(ctx); err != nil && ctx.Err() == nil {
+					a.log.Error("vendor assessments failed", "err", err)
+				}
 				select {
 				case <-ctx.Done():
 					return

@@ -247,6 +247,17 @@ var sweepFixtures = []sweepFixture{
 			}
 			return issues[0]["id"].(string)
 		}},
+	{kind: "vendor_assessment", names: []string{"assessments", "assessmentId"}, prefix: app.PrefixVendorAssessment,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			if _, err := e.app.UpdateVendor(e.ctx(org), ref("vendor"), app.VendorInput{Website: app.Some("https://vendor.invalid")}); err != nil {
+				e.t.Fatalf("vendor website: %v", err)
+			}
+			as, err := e.app.TriggerVendorAssessment(e.ctx(org), app.VendorAssessmentTrigger{VendorID: ref("vendor")})
+			if err != nil {
+				e.t.Fatalf("vendor assessment fixture: %v", err)
+			}
+			return as.ID
+		}},
 	// Integrations: the providers are a catalog every organization reads;
 	// a custom (push) connection needs no outbound call.
 	{kind: "integration_provider", names: []string{"providerSlug"}, shared: true, catalog: true,

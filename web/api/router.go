@@ -44,4 +44,5 @@ func (s *Server) routes() {
 	s.deviceAgentRoutes(s.Handle)
 	s.integrationTaskRoutes(s.Handle)
 	s.integrationAdminRoutes(s.Handle)
+	s.vendorAssessmentRoutes(s.Handle)
 }
