@@ -195,6 +195,12 @@ func TestTaskIntegrations(t *testing.T) {
 	for _, p := range []string{"/run-check", "/checks/disconnect", "/checks/reconnect"} {
 		wantError(t, e.do("POST", "/v1/integrations/tasks/"+task+p, aud, run), http.StatusForbidden, "forbidden")
 	}
+	// The MCP read tool.
+	cs := mcpSession(t, e.testEnv, http.Header{"X-Api-Key": {aud}})
+	out, isErr := callTool(t, cs, "list_task_check_runs", map[string]any{"taskId": task, "limit": 2})
+	if isErr || out["taskId"] != task || len(out["runs"].([]any)) != 2 {
+		t.Fatalf("list_task_check_runs: %v", out)
+	}
 	// Employees have no access to integrations.
 	emp := e.key(e.org, app.RoleEmployee)
 	wantError(t, e.do("GET", "/v1/integrations/tasks/"+task+"/checks", emp, nil), http.StatusForbidden, "forbidden")

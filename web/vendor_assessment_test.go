@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -184,6 +185,16 @@ func TestVendorAssessment(t *testing.T) {
 	wantError(t, e.do("POST", "/v1/vendors/"+goodV+"/assessments/"+q["id"].(string)+"/accept", other, nil), http.StatusNotFound, "not_found")
 	aud := e.key(org, app.RoleAuditor)
 	wantStatus(t, e.do("GET", "/v1/vendors/"+goodV+"/assessments", aud, nil), http.StatusOK)
+	// The MCP read tool.
+	cs := mcpSession(t, e, http.Header{"X-Api-Key": {aud}})
+	out, isErr := callTool(t, cs, "list_vendor_assessments", map[string]any{"vendorId": badV})
+	if isErr || len(out["data"].([]any)) != 1 || out["data"].([]any)[0].(map[string]any)["suggestedImpact"] != "severe" {
+		t.Fatalf("list_vendor_assessments: %v", out)
+	}
+	otherCS := mcpSession(t, e, http.Header{"X-Api-Key": {other}})
+	if out, _ := callTool(t, otherCS, "list_vendor_assessments", map[string]any{"vendorId": badV}); !strings.Contains(fmt.Sprint(out["error"]), "not_found") {
+		t.Fatalf("another organization's vendor: %v", out)
+	}
 	wantError(t, e.do("POST", "/v1/internal/vendors/risk-assessment/trigger-single", aud, map[string]any{"vendorId": goodV}), http.StatusForbidden, "forbidden")
 	wantError(t, e.do("POST", "/v1/vendors/"+goodV+"/assessments/"+q["id"].(string)+"/accept", aud, nil), http.StatusForbidden, "forbidden")
 }

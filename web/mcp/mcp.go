@@ -44,6 +44,8 @@ func (s *Server) mcpTools(srv *mcp.Server) {
 	addTool(s, srv, "ask_assistant", "Ask the compliance assistant a question in plain words (controls without evidence, expiring evidence, vendors, risks, findings, overdue work, what a policy says); the answer names the records it came from.", false, s.toolAskAssistant)
 	addTool(s, srv, "list_training_status", "Training status: completion rates by module (owners, admins, auditors) and assignments with status and due date, with optional personId, moduleId and status (assigned, overdue, completed) filters; employees and contractors see their own assignments.", false, s.toolListTrainingStatus)
 	addTool(s, srv, "list_devices", "List the organization's devices with their compliance (every check of the last agent check-in passed), with optional personId, platform, compliant and stale (no check-in for 7 days) filters.", false, s.toolListDevices)
+	addTool(s, srv, "list_vendor_assessments", "List a vendor's risk assessments (vnd_...), newest first: what was checked of its public site (HTTPS checks, security.txt, trust page), the suggested inherent probability and impact with reasons, and whether a person accepted it.", false, s.toolListVendorAssessments)
+	addTool(s, srv, "list_task_check_runs", "List the automated check runs of a task (tsk_...), newest first, with their logs and the results of the checks that evidence the task; limit 1 to 100 (default 20).", false, s.toolListTaskCheckRuns)
 }
 
 // addTool registers a tool whose errors come back as tool errors with the
@@ -491,4 +493,46 @@ func (s *Server) toolListDevices(ctx context.Context, in listDevicesIn) (listOut
 		return listOut[app.Device]{}, err
 	}
 	return listOut[app.Device]{Data: l.Items, Meta: httpx.NewMeta(pg, l.Total)}, nil
+}
+
+type vendorAssessmentsIn struct {
+	pageIn
+	VendorID string `json:"vendorId" jsonschema:"the vendor (vnd_...)"`
+}
+
+func (s *Server) toolListVendorAssessments(ctx context.Context, in vendorAssessmentsIn) (listOut[app.VendorAssessment], error) {
+	pg, err := in.page()
+	if err != nil {
+		return listOut[app.VendorAssessment]{}, err
+	}
+	if in.VendorID == "" {
+		return listOut[app.VendorAssessment]{}, app.Invalid("vendorId", app.CodeRequired, nil, "vendorId is required")
+	}
+	as, err := s.app.ListVendorAssessments(ctx, in.VendorID)
+	if err != nil {
+		return listOut[app.VendorAssessment]{}, err
+	}
+	from := min(pg.Offset(), len(as))
+	return listOut[app.VendorAssessment]{Data: as[from:min(from+pg.PerPage, len(as))], Meta: httpx.NewMeta(pg, len(as))}, nil
+}
+
+type taskCheckRunsIn struct {
+	TaskID string `json:"taskId" jsonschema:"the task (tsk_...)"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"runs to return, 1 to 100 (default 20)"`
+}
+
+type taskCheckRunsOut struct {
+	TaskID string        `json:"taskId"`
+	Runs   []app.TaskRun `json:"runs"`
+}
+
+func (s *Server) toolListTaskCheckRuns(ctx context.Context, in taskCheckRunsIn) (taskCheckRunsOut, error) {
+	if in.TaskID == "" {
+		return taskCheckRunsOut{}, app.Invalid("taskId", app.CodeRequired, nil, "taskId is required")
+	}
+	runs, err := s.app.ListTaskCheckRuns(ctx, in.TaskID, in.Limit)
+	if err != nil {
+		return taskCheckRunsOut{}, err
+	}
+	return taskCheckRunsOut{TaskID: in.TaskID, Runs: runs}, nil
 }
