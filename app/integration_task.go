@@ -501,3 +501,33 @@ func (a *App) ListTaskCheckRuns(ctx context.Context, taskID string, limit int) (
 	}
 	return out, nil
 }
+
+// GetChecksForControl lists the checks that evidence a control (through
+// the requirements it serves), each with the organization's connections
+// of its provider and their last result: the control page's automated
+// checks. Only integration readers (owners, admins, auditors) see them.
+func (a *App) GetChecksForControl(ctx context.Context, controlID string) ([]TaskCheck, error) {
+	p, err := a.integrationReader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	served, err := a.store.OrgRequirementControls(ctx, p.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	reqs := map[string]bool{}
+	for req, ctls := range served {
+		if containsString(ctls, controlID) {
+			reqs[req] = true
+		}
+	}
+	cat, err := a.catalog()
+	if err != nil {
+		return nil, err
+	}
+	checks := a.applicableChecks(cat, reqs)
+	if err := a.fillTaskCheckConnections(ctx, p.OrgID, "", checks); err != nil {
+		return nil, err
+	}
+	return checks, nil
+}

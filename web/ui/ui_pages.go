@@ -409,6 +409,9 @@ func (s *Server) controlPage(w http.ResponseWriter, r *http.Request, v *view, c 
 	}
 	v.Data = map[string]any{"C": c, "Evidence": ev.Items, "EvidenceTotal": ev.Total, "People": s.people(r), "Statuses": app.ControlStatuses,
 		"Tasks": tasks.Items, "Recurrences": app.Recurrences}
+	if err := s.addControlChecks(r, v, c.ID); err != nil {
+		return err
+	}
 	if err := s.addComments(r, v, app.EntityControl, "controls", c.ID); err != nil {
 		return err
 	}
