@@ -20,6 +20,7 @@ import (
 	"github.com/compliance-appliance/compliance/integrations/okta"
 	"github.com/compliance-appliance/compliance/integrations/outbound"
 	"github.com/compliance-appliance/compliance/sso"
+	"github.com/compliance-appliance/compliance/integrations/webfetch"
 )
 
 // integrationProviders lists the integration providers compiled in, one
@@ -72,6 +73,7 @@ func configureIntegrations(v *viper.Viper, a *app.App) error {
 	a.RegisterIntegrationProviders(integrationProviders(c)...)
 	// Single sign-on reaches identity providers through the same client.
 	a.SetOIDCClient(sso.New(c))
+	a.SetWebFetcher(webfetch.New(c))
 	a.SetIntegrationOptions(app.IntegrationOptions{
 		Workers:       v.GetInt("integrations.workers"),
 		RunTimeout:    v.GetDuration("integrations.run_timeout"),
@@ -96,6 +98,11 @@ func startIntegrations(ctx context.Context, e *env) (*sync.WaitGroup, error) {
 	}
 	if n > 0 {
 		e.log.Warn("directory sync runs interrupted by the last stop", "runs", n)
+	}
+	if n, err := e.app.FailStaleAssessments(ctx); err != nil {
+		return nil, err
+	} else if n > 0 {
+		e.log.Warn("vendor assessments interrupted by the last stop", "assessments", n)
 	}
 	return e.app.StartIntegrationWorker(ctx), nil
 }

@@ -88,6 +88,7 @@ func rootCmd() *cobra.Command {
 		auditCmd(v))
 	root.AddCommand(agentCmd(v))
 	root.AddCommand(pentestCmd(v))
+	root.AddCommand(operatorCmd(v))
 	return root
 }
 
@@ -512,6 +513,11 @@ func userCmd(v *viper.Viper) *cobra.Command {
 						return err
 					}
 				}
+				if operator, _ := cmd.Flags().GetBool("operator"); operator {
+					if _, err := e.app.GrantOperator(ctx, p.Email); err != nil {
+						return err
+					}
+				}
 				if jsonOut(cmd) {
 					return printJSON(cmd.OutOrStdout(), map[string]string{"id": p.ID})
 				}
@@ -525,6 +531,7 @@ func userCmd(v *viper.Viper) *cobra.Command {
 	create.Flags().String("name", "", "full name")
 	create.Flags().String("role", "", "owner, admin, auditor, employee or contractor")
 	create.Flags().Bool("password-stdin", false, "read the password from the first line of standard input")
+	create.Flags().Bool("operator", false, "also flag the person as appliance operator (see operator grant)")
 	for _, f := range []string{"org", "email", "name", "role"} {
 		_ = create.MarkFlagRequired(f)
 	}

@@ -73,6 +73,10 @@ type Store interface {
 	SSOStore
 	SCIMTokenStore
 	BrowserStore
+	OperatorStore
+	TaskIntegrationStore
+	AdminIntegrationStore
+	VendorAssessmentStore
 }
 
 // Config holds the service-level settings.
@@ -110,6 +114,10 @@ type App struct {
 	autos     automationState
 	// oidc is the OpenID Connect client of single sign-on (SetOIDCClient).
 	oidc OIDCClient
+	// integAdmin caches the operator's provider settings.
+	integAdmin adminState
+	// webFetch reads vendors' public pages (SetWebFetcher).
+	webFetch WebFetcher
 }
 
 // New builds the services over a store. now may be nil for time.Now.

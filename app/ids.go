@@ -72,6 +72,8 @@ const (
 	PrefixBrowserRun        = "bar"
 	PrefixBrowserDraft      = "bad"
 	PrefixBrowserSession    = "bss"
+	// PrefixVendorAssessment identifies a vendor risk assessment.
+	PrefixVendorAssessment = "vra"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

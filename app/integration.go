@@ -207,7 +207,7 @@ func (a *App) connectionView(c *Connection) *Connection {
 		set[k] = true
 	}
 	c.CredentialFields = []CredentialState{}
-	if p, ok := a.provider(c.ProviderSlug); ok {
+	if p, ok := a.compiledProvider(c.ProviderSlug); ok {
 		d := p.Definition()
 		c.ProviderName, c.AuthStrategy = d.Name, d.AuthStrategy
 		for _, f := range d.Credentials {
@@ -780,7 +780,7 @@ func (a *App) GetConnectionServices(ctx context.Context, id string) (*Connection
 
 func (a *App) servicesOf(c *Connection) *ConnectionServices {
 	out := &ConnectionServices{ConnectionID: c.ID, Services: []ConnectionService{}}
-	p, ok := a.provider(c.ProviderSlug)
+	p, ok := a.compiledProvider(c.ProviderSlug)
 	if !ok {
 		return out
 	}
@@ -900,7 +900,7 @@ func (a *App) TestConnection(ctx context.Context, id string) (*ConnectionTestRes
 	}
 	prov, ok := a.provider(c.ProviderSlug)
 	if !ok {
-		return &ConnectionTestResult{ConnectionID: id, TestResult: TestResult{Message: "provider " + c.ProviderSlug + " is not available in this build"}}, nil
+		return &ConnectionTestResult{ConnectionID: id, TestResult: TestResult{Message: "provider " + c.ProviderSlug + " is not available (not in this build, or switched off by the appliance operator)"}}, nil
 	}
 	if c.Status == ConnectionDisconnected {
 		return &ConnectionTestResult{ConnectionID: id, TestResult: TestResult{Message: "the connection is disconnected: set its credentials again"}}, nil

@@ -73,7 +73,18 @@ func (a *App) integOptions() IntegrationOptions {
 	return o
 }
 
+// provider returns a provider compiled in and not switched off by the
+// appliance operator.
 func (a *App) provider(slug string) (IntegrationProvider, bool) {
+	p, ok := a.compiledProvider(slug)
+	if !ok || !a.providerEnabled(slug) {
+		return nil, false
+	}
+	return p, true
+}
+
+// compiledProvider returns a provider compiled in, switched off or not.
+func (a *App) compiledProvider(slug string) (IntegrationProvider, bool) {
 	s := &a.integ
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -81,7 +92,20 @@ func (a *App) provider(slug string) (IntegrationProvider, bool) {
 	return p, ok
 }
 
+// providerList lists the providers compiled in and not switched off.
 func (a *App) providerList() []IntegrationProvider {
+	all := a.compiledProviders()
+	out := make([]IntegrationProvider, 0, len(all))
+	for _, p := range all {
+		if a.providerEnabled(p.Definition().Slug) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// compiledProviders lists every provider compiled in.
+func (a *App) compiledProviders() []IntegrationProvider {
 	s := &a.integ
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -140,7 +140,7 @@ func (a *App) RunConnectionChecks(ctx context.Context, connectionID, checkID str
 		}
 		prov, ok := a.provider(c.ProviderSlug)
 		if !ok {
-			return Errorf(ErrConflict, "provider %s is not available in this build", c.ProviderSlug)
+			return Errorf(ErrConflict, "provider %s is not available (not in this build, or switched off by the appliance operator)", c.ProviderSlug)
 		}
 		d := prov.Definition()
 		if d.AuthStrategy == ProviderAuthPush {
@@ -378,6 +378,9 @@ func (a *App) StartIntegrationWorker(ctx context.Context) *sync.WaitGroup {
 				if _, err := a.ProcessQueuedRuns(ctx); err != nil && ctx.Err() == nil {
 					a.log.Error("integration runs failed", "err", err)
 				}
+				if _, err := a.ProcessVendorAssessments(ctx); err != nil && ctx.Err() == nil {
+					a.log.Error("vendor assessments failed", "err", err)
+				}
 				select {
 				case <-ctx.Done():
 					return
@@ -451,7 +454,7 @@ func (a *App) executeRun(ctx context.Context, run *CheckRun) error {
 	}
 	prov, ok := a.provider(c.ProviderSlug)
 	if !ok {
-		return finish("provider "+c.ProviderSlug+" is not available in this build", nil, c)
+		return finish("provider "+c.ProviderSlug+" is not available (not in this build, or switched off by the appliance operator)", nil, c)
 	}
 	d := prov.Definition()
 	defs := map[string]CheckDefinition{}
@@ -721,6 +724,11 @@ func (a *App) applyOutcomes(ctx context.Context, run *CheckRun, c *Connection, d
 					return err
 				}
 				run.EvidenceAttached += n
+				m, err := a.attachTaskEvidence(ctx, run, c, v.def, f, controlsOf[id])
+				if err != nil {
+					return err
+				}
+				run.EvidenceAttached += m
 			}
 		}
 		if err := a.store.InsertCheckResults(ctx, orgID, results); err != nil {

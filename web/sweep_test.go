@@ -106,7 +106,7 @@ var sweepFixtures = []sweepFixture{
 			return sweepCreate(e, org, "/v1/frameworks/"+ref("framework")+"/requirements",
 				map[string]any{"ref": "SW-1", "title": "Sweep requirement", "controlIds": []string{ref("control")}})
 		}},
-	{kind: "task_template", names: []string{"task-template", "taskTemplateId"}, prefix: app.PrefixTaskTemplate,
+	{kind: "task_template", names: []string{"task-template", "taskTemplateId", "templateId"}, prefix: app.PrefixTaskTemplate,
 		create: func(e *testEnv, org string, ref func(string) string) string {
 			return sweepCreate(e, org, "/v1/framework-editor/task-template", map[string]any{"name": "Sweep template", "frameworkId": ref("framework"), "requirementId": ref("requirement")})
 		}},
@@ -247,6 +247,17 @@ var sweepFixtures = []sweepFixture{
 				e.t.Fatal("pentest issue fixture: no issues")
 			}
 			return issues[0]["id"].(string)
+		}},
+	{kind: "vendor_assessment", names: []string{"assessments", "assessmentId"}, prefix: app.PrefixVendorAssessment,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			if _, err := e.app.UpdateVendor(e.ctx(org), ref("vendor"), app.VendorInput{Website: app.Some("https://vendor.invalid")}); err != nil {
+				e.t.Fatalf("vendor website: %v", err)
+			}
+			as, err := e.app.TriggerVendorAssessment(e.ctx(org), app.VendorAssessmentTrigger{VendorID: ref("vendor")})
+			if err != nil {
+				e.t.Fatalf("vendor assessment fixture: %v", err)
+			}
+			return as.ID
 		}},
 	// Integrations: the providers are a catalog every organization reads;
 	// a custom (push) connection needs no outbound call.
@@ -512,11 +523,16 @@ var sweepParamKinds = map[string]map[string]string{
 // with the reason: an API key (of any organization) is 403 whatever the id
 // names, which tells B nothing about A's resources.
 var sweepSessionOnly = map[string]string{
-	"DELETE /v1/oauth/grants/{id}":                     "grants belong to the person who gave them",
-	"POST /v1/policies/{id}/acknowledge":               "a person acknowledges a policy; a key acts for no person",
-	"POST /v1/training/completions/{videoId}/answers":  "a person takes a quiz; a key acts for no person",
-	"POST /v1/training/completions/{videoId}/complete": "a person acknowledges a module; a key acts for no person",
-	"GET /v1/me/work":                                  "the signed-in person's own work; a key acts for no person",
+	"DELETE /v1/oauth/grants/{id}":                             "grants belong to the person who gave them",
+	"POST /v1/policies/{id}/acknowledge":                       "a person acknowledges a policy; a key acts for no person",
+	"POST /v1/training/completions/{videoId}/answers":          "a person takes a quiz; a key acts for no person",
+	"POST /v1/training/completions/{videoId}/complete":         "a person acknowledges a module; a key acts for no person",
+	"GET /v1/me/work":                                          "the signed-in person's own work; a key acts for no person",
+	"GET /v1/admin/integrations":                               "the appliance operator's, through a session; a key is an organization's credential",
+	"GET /v1/admin/integrations/{providerSlug}":                "the appliance operator's, through a session",
+	"PATCH /v1/admin/integrations/{providerSlug}":              "the appliance operator's, through a session",
+	"POST /v1/admin/integrations/credentials":                  "the appliance operator's, through a session",
+	"DELETE /v1/admin/integrations/credentials/{providerSlug}": "the appliance operator's, through a session",
 }
 
 // sweepFixtureSet is the fixtures of one organization by kind.
@@ -860,7 +876,7 @@ func TestCrossOrganizationSweep(t *testing.T) {
 		t.Run(o.name(), func(t *testing.T) {
 			swept++
 			// Positive control: A reads its own resources.
-			if !write && hasIDs && !o.public() {
+			if !write && hasIDs && !o.public() && sweepSessionOnly[o.name()] == "" {
 				rec := e.sweepDo(o.method, path, query, ownerA, nil, "")
 				if rec.Code < 200 || rec.Code > 299 {
 					t.Errorf("A's own key: status %d, want 2xx (fixture not real?): %s", rec.Code, rec.Body.String())

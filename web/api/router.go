@@ -49,4 +49,7 @@ func (s *Server) routes() {
 	s.ssoRoutes(s.Handle)
 	s.scimRoutes(s.Handle)
 	s.browserRoutes(s.Handle)
+	s.integrationTaskRoutes(s.Handle)
+	s.integrationAdminRoutes(s.Handle)
+	s.vendorAssessmentRoutes(s.Handle)
 }

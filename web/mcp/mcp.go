@@ -48,6 +48,8 @@ func (s *Server) mcpTools(srv *mcp.Server) {
 	addTool(s, srv, "list_automation_runs", "List the task automation runs of a task (tsk_...), newest first: status, pass/fail verdict and its reason, stop reason, version; optional automationId (tau_...) narrows to one automation.", false, s.toolListAutomationRuns)
 	addTool(s, srv, "list_sync_runs", "List directory sync runs (newest first) with their counts (found, created, updated, deactivated, reactivated, unchanged, skipped, errors), with optional connectionId and status filters. Owners, admins and auditors.", false, s.toolListSyncRuns)
 	addTool(s, srv, "list_browser_automation_runs", "List the browser automation runs of a task (tsk_...), newest first: status, pass or fail with the reason, step results, extracted values, screenshots and the evidence or finding each produced. Owners, admins and auditors.", false, s.toolListBrowserRuns)
+	addTool(s, srv, "list_vendor_assessments", "List a vendor's risk assessments (vnd_...), newest first: what was checked of its public site (HTTPS checks, security.txt, trust page), the suggested inherent probability and impact with reasons, and whether a person accepted it.", false, s.toolListVendorAssessments)
+	addTool(s, srv, "list_task_check_runs", "List the automated check runs of a task (tsk_...), newest first, with their logs and the results of the checks that evidence the task; limit 1 to 100 (default 20).", false, s.toolListTaskCheckRuns)
 }
 
 // addTool registers a tool whose errors come back as tool errors with the
@@ -536,4 +538,46 @@ func (s *Server) toolListBrowserRuns(ctx context.Context, in browserRunsIn) (map
 		return nil, err
 	}
 	return map[string]any{"data": runs}, nil
+}
+
+type vendorAssessmentsIn struct {
+	pageIn
+	VendorID string `json:"vendorId" jsonschema:"the vendor (vnd_...)"`
+}
+
+func (s *Server) toolListVendorAssessments(ctx context.Context, in vendorAssessmentsIn) (listOut[app.VendorAssessment], error) {
+	pg, err := in.page()
+	if err != nil {
+		return listOut[app.VendorAssessment]{}, err
+	}
+	if in.VendorID == "" {
+		return listOut[app.VendorAssessment]{}, app.Invalid("vendorId", app.CodeRequired, nil, "vendorId is required")
+	}
+	as, err := s.app.ListVendorAssessments(ctx, in.VendorID)
+	if err != nil {
+		return listOut[app.VendorAssessment]{}, err
+	}
+	from := min(pg.Offset(), len(as))
+	return listOut[app.VendorAssessment]{Data: as[from:min(from+pg.PerPage, len(as))], Meta: httpx.NewMeta(pg, len(as))}, nil
+}
+
+type taskCheckRunsIn struct {
+	TaskID string `json:"taskId" jsonschema:"the task (tsk_...)"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"runs to return, 1 to 100 (default 20)"`
+}
+
+type taskCheckRunsOut struct {
+	TaskID string        `json:"taskId"`
+	Runs   []app.TaskRun `json:"runs"`
+}
+
+func (s *Server) toolListTaskCheckRuns(ctx context.Context, in taskCheckRunsIn) (taskCheckRunsOut, error) {
+	if in.TaskID == "" {
+		return taskCheckRunsOut{}, app.Invalid("taskId", app.CodeRequired, nil, "taskId is required")
+	}
+	runs, err := s.app.ListTaskCheckRuns(ctx, in.TaskID, in.Limit)
+	if err != nil {
+		return taskCheckRunsOut{}, err
+	}
+	return taskCheckRunsOut{TaskID: in.TaskID, Runs: runs}, nil
 }

@@ -24,6 +24,7 @@ func (s *Server) uiIntegrationRoutes(page func(method, path string, acc uiAccess
 	page("POST", "/integrations/{id}/resume", uiManage, s.uiConnectionAction("resumed"))
 	page("POST", "/integrations/{id}/disconnect", uiManage, s.uiConnectionAction("disconnected"))
 	page("POST", "/integrations/{id}/exceptions", uiManage, s.uiCreateCheckException)
+	page("POST", "/integrations/{id}/credentials", uiManage, s.uiUpdateConnectionCredentials)
 }
 
 func init() {

@@ -44,6 +44,8 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	page("POST", "/vendors/{id}", uiManage, s.uiUpdateVendor)
 	page("POST", "/vendors/{id}/archive", uiManage, s.uiArchiveVendor(true))
 	page("POST", "/vendors/{id}/restore", uiManage, s.uiArchiveVendor(false))
+	page("POST", "/vendors/{id}/assess", uiManage, s.uiAssessVendor)
+	page("POST", "/vendors/{id}/assessments/{assessmentId}/accept", uiManage, s.uiAcceptVendorAssessment)
 
 	page("GET", "/findings", uiSignedIn, s.uiFindings)
 	page("GET", "/findings/new", uiReview, s.uiNewFinding)
@@ -419,6 +421,9 @@ func (s *Server) controlPage(w http.ResponseWriter, r *http.Request, v *view, c 
 	}
 	v.Data = map[string]any{"C": c, "Evidence": ev.Items, "EvidenceTotal": ev.Total, "People": s.people(r), "Statuses": app.ControlStatuses,
 		"Tasks": tasks.Items, "Recurrences": app.Recurrences}
+	if err := s.addControlChecks(r, v, c.ID); err != nil {
+		return err
+	}
 	if err := s.addComments(r, v, app.EntityControl, "controls", c.ID); err != nil {
 		return err
 	}
@@ -644,6 +649,9 @@ func (s *Server) vendorForm(w http.ResponseWriter, r *http.Request, v *view, vd 
 		return err
 	}
 	if err := s.addVendorQuestionnaires(r, v, vd.ID); err != nil {
+		return err
+	}
+	if err := s.addVendorAssessments(r, v, vd.ID); err != nil {
 		return err
 	}
 	if err := s.addAttachments(r, v, app.EntityVendor, "vendors", vd.ID); err != nil {
@@ -1031,6 +1039,7 @@ var flashes = map[string]string{"saved": "Saved.", "created": "Created.", "uploa
 	"published": "Published: people who must sign are asked to acknowledge it.", "acknowledged": "Thank you: your acknowledgement is recorded.",
 	"revoked": "Key revoked: it stops working at once.", "redelivered": "Delivery queued again.", "decided": "Decision recorded; the requester is told by email where mail is set up.",
 	"commented": "Comment added.", "deleted": "Deleted.",
+	"assess-queued": "Assessment started: the site is checked in the background; reload to see the result.", "assess-no-website": "This vendor has no website to assess: set one first.", "assess-accepted": "Suggestion accepted: the vendor's inherent probability and impact are updated.",
 	"onboarding-dismissed": "The getting-started checklist is dismissed for everyone in the organization.",
 	"answers-saved":        "Answers saved.",
 	"answers-same":         "No answer changed, so nothing was saved.",
