@@ -66,6 +66,7 @@ type Store interface {
 	AssistantStore
 	IntegrationStore
 	TrainingStore
+	DeviceEvidenceStore
 }
 
 // Config holds the service-level settings.
