@@ -26,7 +26,7 @@ func agentCmd(v *viper.Viper) *cobra.Command {
 
 	enroll := &cobra.Command{
 		Use:   "enroll",
-		Short: "Register this device with the appliance using an enrolment token",
+		Short: "Register this device with the appliance: with an enrolment token, or by signing in through the browser",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			server, _ := cmd.Flags().GetString("server")
 			token, _ := cmd.Flags().GetString("token")
@@ -35,8 +35,8 @@ func agentCmd(v *viper.Viper) *cobra.Command {
 			if token == "" {
 				token = os.Getenv("COMPLIANCE_AGENT_TOKEN")
 			}
-			if server == "" || token == "" {
-				return errors.New("--server and --token (or COMPLIANCE_AGENT_TOKEN) are required; an administrator creates enrolment tokens under Devices")
+			if server == "" {
+				return errors.New("--server is required: the appliance's URL")
 			}
 			if !strings.HasPrefix(server, "http://") && !strings.HasPrefix(server, "https://") {
 				return fmt.Errorf("--server must be an http(s) URL, got %q", server)
@@ -46,7 +46,15 @@ func agentCmd(v *viper.Viper) *cobra.Command {
 			if name != "" {
 				info.Name = name
 			}
-			st, err := agent.NewClient(server, version).Enroll(cmd.Context(), token, info)
+			client := agent.NewClient(server, version)
+			var st *agent.State
+			var err error
+			if token != "" {
+				st, err = client.Enroll(cmd.Context(), token, info)
+			} else {
+				org, _ := cmd.Flags().GetString("organization")
+				st, err = browserEnroll(cmd, client, org, info)
+			}
 			if err != nil {
 				return err
 			}
@@ -60,6 +68,7 @@ func agentCmd(v *viper.Viper) *cobra.Command {
 	enroll.Flags().String("server", "", "the appliance's URL, e.g. https://compliance.example.com")
 	enroll.Flags().String("token", "", "an enrolment token (cen_...)")
 	enroll.Flags().String("name", "", "the device's name (default: the host name)")
+	enroll.Flags().String("organization", "", "with the browser sign-in: the organization (id or slug) to enrol into, when you belong to several")
 
 	run := &cobra.Command{
 		Use:   "run",
@@ -107,4 +116,28 @@ func agentEnv(cmd *cobra.Command) agent.Env {
 	env := agent.SystemEnv()
 	env.EDRProcesses, _ = cmd.Flags().GetStringSlice("edr-process")
 	return env
+}
+
+// browserEnroll signs in through the browser (the page's address is
+// printed; open it on this computer) and registers the device for the
+// person who approved.
+func browserEnroll(cmd *cobra.Command, c *agent.Client, org string, info agent.DeviceInfo) (*agent.State, error) {
+	sr, err := c.StartSignIn()
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "Open this address in a browser on this computer, sign in and approve:\n\n  %s\n\nWaiting for the approval (at most %s)...\n", sr.URL, agent.SignInTimeout)
+	session, err := c.Wait(cmd.Context(), sr)
+	if err != nil {
+		return nil, err
+	}
+	orgs, err := c.MyOrganizations(cmd.Context(), session)
+	if err != nil {
+		return nil, err
+	}
+	o, err := agent.PickOrganization(orgs, org)
+	if err != nil {
+		return nil, err
+	}
+	return c.EnrollWithSession(cmd.Context(), session, o.ID, info)
 }

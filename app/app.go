@@ -67,6 +67,7 @@ type Store interface {
 	IntegrationStore
 	TrainingStore
 	DeviceEvidenceStore
+	AgentSignInStore
 }
 
 // Config holds the service-level settings.

@@ -58,6 +58,8 @@ const (
 	PrefixDeviceCheck    = "dck"
 	PrefixDeviceToken    = "dat"
 	PrefixEnrolmentToken = "den"
+	// PrefixAgentAuthCode is an approved device agent sign-in.
+	PrefixAgentAuthCode = "dac"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

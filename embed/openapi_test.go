@@ -34,7 +34,7 @@ var operationVerbs = map[string]bool{
 	"send": true, "sign": true, "submit": true, "transfer": true, "unlink": true,
 	"upload": true,
 	"cancel": true, "set": true,
-	"disconnect": true, "pause": true, "push": true, "receive": true, "resume": true, "run": true, "test": true,
+	"disconnect": true, "exchange": true, "pause": true, "push": true, "receive": true, "resume": true, "run": true, "test": true,
 }
 
 var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}

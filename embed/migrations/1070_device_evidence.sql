@@ -26,5 +26,11 @@ CREATE TABLE device_agent_auth_codes (
     user_id TEXT NOT NULL,
     created_at TEXT NOT NULL,
     expires_at TEXT NOT NULL,
-    used_at TEXT
+    used_at TEXT,
+    -- the short-lived sign-in token the exchange returned: it lists the
+    -- person's organizations and registers one device, once
+    session_hash TEXT UNIQUE,
+    session_expires_at TEXT,
+    session_used_at TEXT
 ) STRICT;
+CREATE INDEX device_agent_auth_codes_expiry ON device_agent_auth_codes(expires_at);

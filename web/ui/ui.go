@@ -31,6 +31,7 @@ import (
 // uiSections are the first path segments the web application owns.
 var uiSections = map[string]bool{
 	"":                  true,
+	"agent":             true,
 	"api-keys":          true,
 	"audit-log":         true,
 	"assistant":         true,
