@@ -146,3 +146,35 @@ func TestDeviceEvidenceMovesControlAndScore(t *testing.T) {
 		t.Fatalf("evidence after another org's refresh: %v", ev)
 	}
 }
+
+// TestDeviceNonCompliantNotification: a check-in that makes a device
+// non-compliant tells its person and the admins; compliant again tells
+// nobody.
+func TestDeviceNonCompliantNotification(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	org := e.org("Notify Co", app.PlanProfessional)
+	adaID, ada := e.personKey(org, "ada@example.com", app.RoleEmployee)
+	olgaID := e.person(org, "olga@example.com", app.RoleOwner)
+	if _, err := e.app.Notify(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rec := e.do("POST", "/v1/device-agent/register", ada, map[string]any{"name": "Ada's laptop", "hostname": "ada-1", "platform": "linux", "osVersion": "Debian 12"})
+	wantStatus(t, rec, http.StatusCreated)
+	dev, tok := obj(t, rec)["deviceId"].(string), obj(t, rec)["deviceToken"].(string)
+	wantStatus(t, e.do("POST", "/v1/device-agent/check-in", "", checks(dev, e.clock.Now(), app.CheckFirewall), "X-Device-Token", tok), http.StatusCreated)
+	if _, err := e.app.Notify(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{adaID, olgaID} {
+		ns, err := e.db.ListNotifications(e.ctx(org), org, id, 10)
+		if err != nil || len(ns) != 1 || ns[0].Kind != app.NotifyDeviceNonCompliant || !strings.Contains(ns[0].Body, "firewall") ||
+			ns[0].Link != "/devices/"+dev {
+			t.Fatalf("notifications of %s (%v): %+v", id, err, ns)
+		}
+	}
+	wantStatus(t, e.do("POST", "/v1/device-agent/check-in", "", checks(dev, e.clock.Now()), "X-Device-Token", tok), http.StatusCreated)
+	if n, err := e.app.Notify(context.Background()); err != nil || n != 0 {
+		t.Fatalf("compliant again: %d notifications (%v)", n, err)
+	}
+}
