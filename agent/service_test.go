@@ -70,7 +70,10 @@ func TestWindowsServiceCommands(t *testing.T) {
 
 func TestInstallRefusesWithoutRoot(t *testing.T) {
 	var ran []string
-	run := func(name string, args ...string) error { ran = append(ran, name+" "+strings.Join(args, " ")); return nil }
+	run := func(name string, args ...string) error {
+		ran = append(ran, name+" "+strings.Join(args, " "))
+		return nil
+	}
 	spec := ServiceSpec{Executable: "/usr/bin/compliance", ConfigDir: "/var/lib/compliance-agent"}
 	for _, goos := range []string{"linux", "darwin", "windows"} {
 		_, err := Install(InstallOptions{Spec: spec, GOOS: goos, IsRoot: func() bool { return false }, Run: run})
