@@ -69,6 +69,12 @@ func scheduledJobs(e *env, o app.DeliveryOptions) []app.Job {
 			n, err := e.app.Notify(ctx)
 			return int64(n), err
 		}), Unrecorded: true},
+		// Daily: device check results become evidence on the endpoint
+		// controls (app.RefreshDeviceEvidence).
+		{Name: "device_compliance_evidence", Interval: 24 * time.Hour, Run: discardCount(func(ctx context.Context) (int64, error) {
+			n, err := e.app.RefreshDeviceEvidence(ctx)
+			return int64(n), err
+		})},
 		{Name: "send_digests", Interval: 24 * time.Hour, Run: discardCount(func(ctx context.Context) (int64, error) {
 			n, err := e.app.SendDigests(ctx)
 			return int64(n), err

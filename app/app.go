@@ -77,6 +77,8 @@ type Store interface {
 	TaskIntegrationStore
 	AdminIntegrationStore
 	VendorAssessmentStore
+	DeviceEvidenceStore
+	AgentSignInStore
 }
 
 // Config holds the service-level settings.

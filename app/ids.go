@@ -74,6 +74,8 @@ const (
 	PrefixBrowserSession    = "bss"
 	// PrefixVendorAssessment identifies a vendor risk assessment.
 	PrefixVendorAssessment = "vra"
+	// PrefixAgentAuthCode is an approved device agent sign-in.
+	PrefixAgentAuthCode = "dac"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

@@ -24,6 +24,9 @@ const (
 	NotifyIncidentDeadline   = "incident_deadline"
 	NotifyWebhookPaused      = "webhook_paused"
 	NotifySyncLeavers        = "sync_leavers"
+	NotifyTrainingAssigned   = "training_assigned"
+	NotifyTrainingDue        = "training_due"
+	NotifyDeviceNonCompliant = "device_noncompliant"
 	NotificationDeliveryMail = "immediate"
 	NotificationDigest       = "digest"
 	NotificationOff          = "off"
@@ -47,6 +50,9 @@ var NotificationKinds = []NotificationKind{
 	{NotifyIncidentDeadline, "Incident reporting deadline", "A statutory report of an incident is due soon or overdue.", EventIncidentDeadlineApproaching, "owners and admins"},
 	{NotifyWebhookPaused, "Webhook paused", "A webhook endpoint failed for too long and was paused.", EventWebhookPaused, "owners and admins"},
 	{NotifySyncLeavers, "Directory sync found leavers", "A directory sync deactivated people who left; their offboarding tasks are open.", EventSyncRunCompleted, "owners and admins"},
+	{NotifyTrainingAssigned, "Training assigned", "A training module is assigned to you (or assigned again for its yearly renewal).", EventTrainingAssigned, "the person assigned"},
+	{NotifyTrainingDue, "Training due or overdue", "Your training is due within 7 days, or its due date passed.", EventTrainingReminder + ", " + EventTrainingOverdue, "the person assigned"},
+	{NotifyDeviceNonCompliant, "Device not compliant", "A device's last check-in failed a check or missed a required one.", EventDeviceComplianceChanged, "the device's person, owners and admins"},
 }
 
 // NotificationDeliveries are the choices a person has per kind.
@@ -163,7 +169,8 @@ func (a *App) recordNotification(ctx context.Context, n *Notification) (bool, er
 		return true, nil
 	}
 	q, err := a.QueueMail(ctx, n.OrganizationID, "notification."+n.Kind, MailMessage{To: n.mailTo, Subject: n.Subject,
-		Text: n.Body + "\n\n" + a.absoluteLink(n.Link) + "\n\n" + notificationFooter + "\n"})
+		Text: n.Body + "\n\n" + a.absoluteLink(n.Link) + "\n\n" + notificationFooter + "\n",
+		HTML: notificationHTML(n.Subject, []notificationItem{{n.Subject, n.Body, a.absoluteLink(n.Link)}})})
 	if err != nil {
 		// An address the mail system refuses must not hold up the
 		// notifications behind it: the notification stays on the page.
@@ -192,6 +199,7 @@ func (a *App) notificationsFor(ctx context.Context, e StoredEvent) []*Notificati
 	}
 	str := func(k string) string { s, _ := d[k].(string); return s }
 	var kind, subject, body, link string
+	var direct []string // people told by id, before the roles
 	roles := []Role{RoleOwner, RoleAdmin}
 	switch e.Type {
 	case EventEvidenceExpiring:
@@ -236,11 +244,64 @@ func (a *App) notificationsFor(ctx context.Context, e StoredEvent) []*Notificati
 		subject = fmt.Sprintf("Directory sync deactivated %d leaver(s)", int(n))
 		body = fmt.Sprintf("The sync of directory connection %s deactivated %d person(s) who left the directory. Their offboarding tasks (revoke access, collect devices) are open.",
 			str("connectionId"), int(n))
+	case EventTrainingAssigned, EventTrainingReminder, EventTrainingOverdue:
+		title := str("moduleTitle")
+		if title == "" {
+			title = str("moduleId")
+		}
+		due := "no due date"
+		if d := str("dueDate"); d != "" {
+			due = "due " + d
+		}
+		kind, link, roles, direct = NotifyTrainingAssigned, "/training", nil, []string{str("personId")}
+		switch e.Type {
+		case EventTrainingAssigned:
+			subject = "Training assigned: " + title
+			body = fmt.Sprintf("The training %q is assigned to you (%s). Complete it on the Training page of the compliance appliance.", title, due)
+		case EventTrainingReminder:
+			kind, subject = NotifyTrainingDue, "Training due soon: "+title
+			body = fmt.Sprintf("The training %q assigned to you is %s. Complete it before then.", title, due)
+		default:
+			kind, subject = NotifyTrainingDue, "Training overdue: "+title
+			body = fmt.Sprintf("The training %q assigned to you was %s and is not completed yet.", title, due)
+		}
+	case EventDeviceComplianceChanged:
+		if ok, _ := d["isCompliant"].(bool); ok {
+			return nil
+		}
+		var failed []string
+		if fs, ok := d["failedChecks"].([]any); ok {
+			for _, f := range fs {
+				if s, ok := f.(string); ok {
+					failed = append(failed, s)
+				}
+			}
+		}
+		kind, link = NotifyDeviceNonCompliant, "/devices/"+str("deviceId")
+		name := str("deviceId")
+		if dev, err := a.store.GetDevice(ctx, e.OrganizationID, str("deviceId")); err == nil {
+			name = dev.Name
+		}
+		subject = "Device not compliant: " + name
+		body = fmt.Sprintf("The device %s is not compliant since its check-in at %s. Failed or missing checks: %s.", name,
+			dateTimeOf(str("changedAt")), strings.Join(failed, ", "))
+		if pid := str("personId"); pid != "" {
+			direct = []string{pid}
+		}
 	default:
 		return nil
 	}
 	var out []*Notification
 	seen := map[string]bool{}
+	for _, id := range direct {
+		p, err := a.store.GetPerson(ctx, e.OrganizationID, id)
+		if err != nil || !p.IsActive || seen[p.ID] {
+			continue
+		}
+		seen[p.ID] = true
+		out = append(out, &Notification{OrganizationID: e.OrganizationID, PersonID: p.ID, Kind: kind, EventID: e.ID,
+			Subject: subject, Body: body, Link: link, mailTo: p.Email})
+	}
 	for _, r := range roles {
 		l, err := a.store.ListPeople(ctx, e.OrganizationID, PersonFilter{Role: string(r), Page: Page{Page: 1, PerPage: 10000}})
 		if err != nil {
@@ -307,16 +368,19 @@ func (a *App) SendDigests(ctx context.Context) (int, error) {
 			ids := make([]string, len(ns))
 			var b strings.Builder
 			fmt.Fprintf(&b, "Your daily summary from the compliance appliance: %d item(s).\n\n", len(ns))
+			items := make([]notificationItem, len(ns))
 			for i, n := range ns {
 				ids[i] = n.ID
 				fmt.Fprintf(&b, "- %s\n  %s\n  %s\n\n", n.Subject, n.Body, a.absoluteLink(n.Link))
+				items[i] = notificationItem{n.Subject, n.Body, a.absoluteLink(n.Link)}
 			}
 			b.WriteString(notificationFooter + "\n")
 			if !p.IsActive {
 				return a.store.MarkNotificationsMailed(ctx, ids, "")
 			}
 			q, err := a.QueueMail(ctx, k.org, "notification.digest", MailMessage{To: p.Email,
-				Subject: fmt.Sprintf("Compliance: %d item(s) need your attention", len(ns)), Text: b.String()})
+				Subject: fmt.Sprintf("Compliance: %d item(s) need your attention", len(ns)), Text: b.String(),
+				HTML: notificationHTML(fmt.Sprintf("Your daily summary: %d item(s)", len(ns)), items)})
 			if err != nil {
 				return err
 			}

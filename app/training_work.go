@@ -225,8 +225,8 @@ func (a *App) refreshTrainingEvidence(ctx context.Context, orgID, moduleID strin
 // 30 days (yearly renewal), marks assignments past their due date overdue,
 // and raises training.reminder for open assignments due within 7 days (at
 // most weekly per assignment). It returns how many assignments it changed.
-// Reminders are events (webhooks, the person's "my work" page): the
-// appliance has no mailer.
+// Reminders are events: webhooks, the person's "my work" page, and the
+// notify job mails them to the person (training_due).
 func (a *App) RunTrainingSchedule(ctx context.Context) (int, error) {
 	orgs, err := a.store.ListOrganizations(ctx)
 	if err != nil {

@@ -21,7 +21,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -242,13 +241,6 @@ func (p *phase) cpuPerOp() time.Duration {
 		return 0
 	}
 	return p.cpu / time.Duration(n)
-}
-
-// processCPU is the user plus system CPU time of this process.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func (p *phase) total() *opStats {

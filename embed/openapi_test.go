@@ -34,7 +34,7 @@ var operationVerbs = map[string]bool{
 	"send": true, "sign": true, "submit": true, "transfer": true, "unlink": true,
 	"upload": true,
 	"cancel": true, "set": true,
-	"disconnect": true, "reconnect": true, "accept": true, "pause": true, "push": true, "receive": true, "resume": true, "run": true, "test": true,
+	"disconnect": true, "exchange": true, "reconnect": true, "accept": true, "pause": true, "push": true, "receive": true, "resume": true, "run": true, "test": true,
 	"sync":   true,
 	"detect": true, "scan": true, "trigger": true,
 	"check": true, "navigate": true, "start": true, "verify": true,

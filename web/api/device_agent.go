@@ -25,6 +25,9 @@ func (s *Server) deviceAgentRoutes(handle routeFunc) {
 	handle("DELETE", "/v1/device-agent/sessions/{deviceId}", httpx.CanManage, s.revokeAgentAccess)
 	handle("GET", "/v1/device-agent/updates/{filename}", httpx.Public, s.getUpdateFile)
 	handle("HEAD", "/v1/device-agent/updates/{filename}", httpx.Public, s.getUpdateFile)
+	handle("POST", "/v1/device-agent/auth-code", httpx.CanSelf, s.createAgentAuthCode)
+	handle("POST", "/v1/device-agent/exchange-code", httpx.Public, s.exchangeAgentCode)
+	handle("GET", "/v1/device-agent/my-organizations", httpx.Public, s.myAgentOrganizations)
 	handle("GET", "/v1/device-agent/mac", httpx.CanRead, s.downloadAgent("darwin", "arm64"))
 	handle("GET", "/v1/device-agent/windows", httpx.CanRead, s.downloadAgent("windows", "amd64"))
 	handle("GET", "/v1/device-agent/linux", httpx.CanRead, s.downloadAgent("linux", "amd64"))
@@ -86,7 +89,13 @@ func (s *Server) registerDevice(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	reg, err := s.app.RegisterDevice(r.Context(), strings.TrimSpace(r.Header.Get("X-Enrolment-Token")), in)
+	var reg *app.DeviceRegistration
+	var err error
+	if sess := strings.TrimSpace(r.Header.Get("X-Agent-Session")); sess != "" {
+		reg, err = s.app.RegisterDeviceWithAgentSession(r.Context(), sess, in)
+	} else {
+		reg, err = s.app.RegisterDevice(r.Context(), strings.TrimSpace(r.Header.Get("X-Enrolment-Token")), in)
+	}
 	if err != nil {
 		return err
 	}
@@ -168,4 +177,42 @@ func (s *Server) downloadAgent(goos, arch string) httpx.HandlerFunc {
 		}
 		return s.serveAgentFile(w, r, app.AgentFileName(goos, a))
 	}
+}
+
+// createAgentAuthCode approves an agent sign-in for the caller (the
+// /agent/authorize page does the same for a signed-in browser).
+func (s *Server) createAgentAuthCode(w http.ResponseWriter, r *http.Request) error {
+	var in app.AgentAuthCodeInput
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	res, err := s.app.CreateAgentAuthCode(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusCreated, res)
+	return nil
+}
+
+func (s *Server) exchangeAgentCode(w http.ResponseWriter, r *http.Request) error {
+	var in app.AgentExchangeInput
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	res, err := s.app.ExchangeAgentCode(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	httpx.WriteJSON(w, http.StatusCreated, res)
+	return nil
+}
+
+func (s *Server) myAgentOrganizations(w http.ResponseWriter, r *http.Request) error {
+	orgs, err := s.app.MyAgentOrganizations(r.Context(), strings.TrimSpace(r.Header.Get("X-Agent-Session")))
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"organizations": orgs})
+	return nil
 }

@@ -76,6 +76,7 @@ var uiSections = map[string]bool{
 	"webhooks":            true,
 	"browser-automations": true,
 	"browser-sessions":    true,
+	"agent":               true,
 }
 
 // isUIPath reports whether a path belongs to the web application.

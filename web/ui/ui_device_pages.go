@@ -24,6 +24,7 @@ func (s *Server) uiDevicePageRoutes(page func(method, path string, acc uiAccess,
 	page("GET", "/devices/{id}", uiSignedIn, s.uiDevice)
 	page("POST", "/devices/{id}/delete", uiManage, s.uiDeleteDevice)
 	page("POST", "/devices/{id}/revoke-agent", uiManage, s.uiRevokeDeviceAgent)
+	s.uiAgentSignInRoutes(page)
 }
 
 func init() {
