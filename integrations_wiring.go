@@ -19,8 +19,8 @@ import (
 	"github.com/compliance-appliance/compliance/integrations/ldap"
 	"github.com/compliance-appliance/compliance/integrations/okta"
 	"github.com/compliance-appliance/compliance/integrations/outbound"
-	"github.com/compliance-appliance/compliance/sso"
 	"github.com/compliance-appliance/compliance/integrations/webfetch"
+	"github.com/compliance-appliance/compliance/sso"
 )
 
 // integrationProviders lists the integration providers compiled in, one
