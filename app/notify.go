@@ -26,6 +26,7 @@ const (
 	NotifySyncLeavers        = "sync_leavers"
 	NotifyTrainingAssigned   = "training_assigned"
 	NotifyTrainingDue        = "training_due"
+	NotifyTrainingCompleted  = "training_completed"
 	NotifyDeviceNonCompliant = "device_noncompliant"
 	NotificationDeliveryMail = "immediate"
 	NotificationDigest       = "digest"
@@ -50,6 +51,7 @@ var NotificationKinds = []NotificationKind{
 	{NotifyIncidentDeadline, "Incident reporting deadline", "A statutory report of an incident is due soon or overdue.", EventIncidentDeadlineApproaching, "owners and admins"},
 	{NotifyWebhookPaused, "Webhook paused", "A webhook endpoint failed for too long and was paused.", EventWebhookPaused, "owners and admins"},
 	{NotifySyncLeavers, "Directory sync found leavers", "A directory sync deactivated people who left; their offboarding tasks are open.", EventSyncRunCompleted, "owners and admins"},
+	{NotifyTrainingCompleted, "Training completed", "You completed a training module: the mail links your certificate and its public verification page.", EventTrainingCompleted, "the person who completed it"},
 	{NotifyTrainingAssigned, "Training assigned", "A training module is assigned to you (or assigned again for its yearly renewal).", EventTrainingAssigned, "the person assigned"},
 	{NotifyTrainingDue, "Training due or overdue", "Your training is due within 7 days, or its due date passed.", EventTrainingReminder + ", " + EventTrainingOverdue, "the person assigned"},
 	{NotifyDeviceNonCompliant, "Device not compliant", "A device's last check-in failed a check or missed a required one.", EventDeviceComplianceChanged, "the device's person, owners and admins"},
@@ -265,6 +267,12 @@ func (a *App) notificationsFor(ctx context.Context, e StoredEvent) []*Notificati
 			kind, subject = NotifyTrainingDue, "Training overdue: "+title
 			body = fmt.Sprintf("The training %q assigned to you was %s and is not completed yet.", title, due)
 		}
+	case EventTrainingCompleted:
+		title := str("moduleTitle")
+		kind, link, roles, direct = NotifyTrainingCompleted, "/training/completions/"+str("id")+"/certificate", nil, []string{str("personId")}
+		subject = "Training completed: " + title
+		body = fmt.Sprintf("You completed the training %q (version %v) on %s. Your certificate is linked below; anyone you show it to can check it on the appliance's verification page, /verify/training/%s.",
+			title, d["moduleVersion"], dateTimeOf(str("completedAt")), str("verificationCode"))
 	case EventDeviceComplianceChanged:
 		if ok, _ := d["isCompliant"].(bool); ok {
 			return nil

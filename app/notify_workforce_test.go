@@ -73,4 +73,46 @@ func TestNotifyTrainingAndHTMLParts(t *testing.T) {
 	if len(mm.to(olga.Email)) == 0 {
 		t.Fatal("the owner got no policy mail")
 	}
+
+	// Completing the module mails the person the certificate's link and
+	// its verification code; nobody else is told.
+	mods, err := app.BuiltinTrainingModules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sub app.TrainingQuizSubmission
+	for _, m := range mods {
+		if m.ID == "phishing-social-engineering" {
+			sub.Version = m.Version
+			for _, q := range m.Quiz {
+				sub.Answers = append(sub.Answers, app.TrainingAnswer{QuestionID: q.ID, Choice: q.Answer})
+			}
+		}
+	}
+	me := app.WithPrincipal(ctx, &app.Principal{OrgID: org.ID, Role: app.RoleEmployee, AuthType: app.AuthSession, UserID: emma.ID, Email: emma.Email})
+	c, err := a.SubmitTrainingQuiz(me, "phishing-social-engineering", sub)
+	if err != nil || c.VerificationCode == nil {
+		t.Fatalf("complete: %+v %v", c, err)
+	}
+	if _, err := a.Notify(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.DeliverMail(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var done *app.MailMessage
+	for _, m := range mm.to(emma.Email) {
+		if strings.HasPrefix(m.Subject, "Training completed") {
+			done = &m
+		}
+	}
+	if done == nil || !strings.Contains(done.Text, "/training/completions/"+c.ID+"/certificate") || !strings.Contains(done.Text, *c.VerificationCode) ||
+		!strings.Contains(done.HTML, *c.VerificationCode) {
+		t.Fatalf("completion mail: %+v", done)
+	}
+	for _, m := range mm.to(olga.Email) {
+		if strings.HasPrefix(m.Subject, "Training completed") {
+			t.Fatalf("the owner was told of someone else's completion: %+v", m)
+		}
+	}
 }

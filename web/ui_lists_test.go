@@ -145,6 +145,7 @@ func TestUIListPages(t *testing.T) {
 		{"/oauth-apps", "name", "", "OAuth apps"},
 		{"/task-templates", "name", "", "task templates"},
 		{"/frameworks", "name", "", "frameworks"},
+		{"/training", "title", "", "modules"},
 		{"/frameworks/" + f.frameworkID, "title", "", "requirements"},
 	}
 	b := e.browser()

@@ -254,3 +254,42 @@ func jobList(fetch func(app.Page) ([]jobView, int, error)) listSpec[jobView] {
 			}},
 		}}
 }
+
+func pentestList(fetch func(app.Page) ([]app.PentestRun, int, error)) listSpec[app.PentestRun] {
+	type P = app.PentestRun
+	issues := func(p P) int {
+		n := 0
+		for _, c := range p.Summary.IssueCounts {
+			n += c
+		}
+		return n
+	}
+	return listSpec[P]{Name: "pentests", Noun: "penetration test", Plural: "penetration tests", Default: "-createdAt", Native: "-createdAt", PerPage: 50,
+		FilterKeys: []string{"targetUrl", "status"}, Fetch: fetch,
+		Cols: []listCol[P]{
+			{Key: "id", Cell: func(p P) string { return p.ID }},
+			{Key: "targetUrl", Cell: func(p P) string { return p.TargetURL }, SortKey: func(p P) string { return lower(p.TargetURL) + "\x00" + p.ID }},
+			{Key: "status", Cell: func(p P) string { return p.Status }, SortKey: func(p P) string { return rank(app.PentestStatuses, p.Status) + p.ID }},
+			{Key: "scanDepth", Cell: func(p P) string { return p.ScanDepth }, SortKey: func(p P) string { return rank(app.PentestDepths, p.ScanDepth) + p.ID }},
+			{Key: "issues", Cell: func(p P) string { return itoa(issues(p)) }, SortKey: func(p P) string { return padInt(issues(p)) + p.ID }},
+			{Key: "testMode", Cell: func(p P) string { return strconv.FormatBool(p.TestMode) }},
+			{Key: "startedAt", Cell: func(p P) string { return optTime(p.StartedAt) }},
+			{Key: "completedAt", Cell: func(p P) string { return optTime(p.CompletedAt) }},
+			{Key: "createdAt", Cell: func(p P) string { return iso(p.CreatedAt) }, SortKey: func(p P) string { return iso(p.CreatedAt) + p.ID }},
+		}}
+}
+
+func trainingModuleList(fetch func(app.Page) ([]app.TrainingModule, int, error)) listSpec[app.TrainingModule] {
+	type M = app.TrainingModule
+	return listSpec[M]{Name: "training-modules", Noun: "module", Plural: "modules", Default: "title", PerPage: 50, Fetch: fetch,
+		Cols: []listCol[M]{
+			{Key: "id", Cell: func(m M) string { return m.ID }},
+			{Key: "title", Cell: func(m M) string { return m.Title }, SortKey: func(m M) string { return lower(m.Title) }},
+			{Key: "kind", Cell: func(m M) string { return m.Kind }, SortKey: func(m M) string { return m.Kind + "\x00" + lower(m.Title) }},
+			{Key: "builtin", Cell: func(m M) string { return strconv.FormatBool(m.Builtin) }},
+			{Key: "version", Cell: func(m M) string { return itoa(m.Version) }, SortKey: func(m M) string { return padInt(m.Version) }},
+			{Key: "durationMinutes", Cell: func(m M) string { return itoa(m.DurationMinutes) }},
+			{Key: "passMark", Cell: func(m M) string { return itoa(m.PassMark) }},
+			{Key: "required", Cell: func(m M) string { return strings.Join(m.Required, " ") }, SortKey: func(m M) string { return lastIfEmpty(strings.Join(m.Required, " ")) }},
+		}}
+}

@@ -66,10 +66,13 @@ type trainingBar struct {
 }
 
 func (s *Server) uiTraining(w http.ResponseWriter, r *http.Request, v *view) error {
-	mods, err := s.app.ListTrainingModules(r.Context())
-	if err != nil {
+	form := v.Form
+	lv, mods, done, err := runList(w, r, v, trainingModuleList(sliceFetch(func() ([]app.TrainingModule, error) { return s.app.ListTrainingModules(r.Context()) })))
+	if done || err != nil {
 		return err
 	}
+	v.Form = form
+	lv.EmptyText = "No training modules."
 	mine := []app.TrainingAssignment{}
 	if v.P.UserID != "" {
 		l, err := s.app.ListTrainingAssignments(r.Context(), app.TrainingAssignmentFilter{PersonID: v.P.UserID})
@@ -78,7 +81,7 @@ func (s *Server) uiTraining(w http.ResponseWriter, r *http.Request, v *view) err
 		}
 		mine = l.Items
 	}
-	data := map[string]any{"Modules": mods, "Mine": mine, "Roles": memberRoles(), "MailConfigured": false}
+	data := map[string]any{"Modules": mods, "List": lv, "Mine": mine, "Roles": memberRoles(), "MailConfigured": false}
 	if !v.P.SeesOnlyAssigned() {
 		stats, err := s.app.TrainingOverview(r.Context())
 		if err != nil {
