@@ -10,7 +10,6 @@ import (
 
 	"github.com/compliance-appliance/compliance/app"
 	"github.com/compliance-appliance/compliance/automation"
-	"github.com/compliance-appliance/compliance/integrations/outbound"
 )
 
 // setAutomationDefaults: a script gets ten million Starlark steps, one
@@ -24,21 +23,10 @@ func setAutomationDefaults(v *viper.Viper) {
 	v.SetDefault("automations.evidence_grace", "24h")
 }
 
-// configureTaskAutomations builds the sandbox over an outbound client with
-// the integrations' network policy, proxy and timeouts.
+// configureTaskAutomations builds the sandbox over the integrations'
+// outbound client settings (network policy, proxy and timeouts).
 func configureTaskAutomations(v *viper.Viper, a *app.App) error {
-	policy, err := app.NewNetworkPolicy(stringList(v, "integrations.allow_networks"), stringList(v, "integrations.deny_networks"))
-	if err != nil {
-		return fmt.Errorf("automations: %w", err)
-	}
-	c, err := outbound.New(outbound.Options{
-		Policy:         policy,
-		Proxy:          v.GetString("integrations.proxy"),
-		ConnectTimeout: v.GetDuration("integrations.connect_timeout"),
-		Timeout:        v.GetDuration("integrations.timeout"),
-		MaxRetries:     v.GetInt("integrations.max_retries"),
-		MaxRetryAfter:  v.GetDuration("integrations.max_retry_after"),
-	})
+	c, err := outboundClient(v)
 	if err != nil {
 		return fmt.Errorf("automations: %w", err)
 	}

@@ -52,14 +52,15 @@ func setIntegrationDefaults(v *viper.Viper) {
 	v.SetDefault("integrations.evidence_grace", "24h")
 }
 
-// configureIntegrations builds the outbound client from the integrations
-// settings and registers the providers with app.
-func configureIntegrations(v *viper.Viper, a *app.App) error {
+// outboundClient is the one outbound HTTP client of the integrations
+// settings: network policy, proxy, timeouts and retries. Providers, single
+// sign-on and task automations call out through it.
+func outboundClient(v *viper.Viper) (*http.Client, error) {
 	policy, err := app.NewNetworkPolicy(stringList(v, "integrations.allow_networks"), stringList(v, "integrations.deny_networks"))
 	if err != nil {
-		return fmt.Errorf("integrations: %w", err)
+		return nil, fmt.Errorf("integrations: %w", err)
 	}
-	c, err := outbound.New(outbound.Options{
+	return outbound.New(outbound.Options{
 		Policy:         policy,
 		Proxy:          v.GetString("integrations.proxy"),
 		ConnectTimeout: v.GetDuration("integrations.connect_timeout"),
@@ -67,6 +68,12 @@ func configureIntegrations(v *viper.Viper, a *app.App) error {
 		MaxRetries:     v.GetInt("integrations.max_retries"),
 		MaxRetryAfter:  v.GetDuration("integrations.max_retry_after"),
 	})
+}
+
+// configureIntegrations builds the outbound client from the integrations
+// settings and registers the providers with app.
+func configureIntegrations(v *viper.Viper, a *app.App) error {
+	c, err := outboundClient(v)
 	if err != nil {
 		return err
 	}
