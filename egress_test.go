@@ -1,3 +1,8 @@
+//go:build linux
+
+// The zero-egress test runs the appliance in a Linux network namespace
+// under strace; it exists only on Linux.
+
 package main
 
 import (
