@@ -348,20 +348,23 @@ func TestTaskAutomationHostileScriptsAreStopped(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	// While the script spins, the API answers other requests.
+	// While the script spins, the API answers other requests: every
+	// request is answered, and the run is seen running while they are
+	// (how many of them fall inside the run's 3 s depends on the machine's
+	// load, so the count is not asserted).
 	time.Sleep(100 * time.Millisecond)
-	answered := 0
+	sawRunning := false
 	for i := 0; i < 5; i++ {
-		if rec := e.do("GET", "/v1/tasks/"+e.task, e.owner, nil); rec.Code == http.StatusOK {
-			answered++
-		}
-		if rec := e.do("GET", e.base+"/"+loop+"/runs/"+runID, e.owner, nil); rec.Code == http.StatusOK && obj(t, rec)["status"] == "running" {
-			answered++
+		wantStatus(t, e.do("GET", "/v1/tasks/"+e.task, e.owner, nil), http.StatusOK)
+		rec := e.do("GET", e.base+"/"+loop+"/runs/"+runID, e.owner, nil)
+		wantStatus(t, rec, http.StatusOK)
+		if obj(t, rec)["status"] == "running" {
+			sawRunning = true
 		}
 	}
 	wg.Wait()
-	if answered != 10 {
-		t.Fatalf("%d of 10 requests answered while the script ran", answered)
+	if !sawRunning {
+		t.Fatal("no request was answered while the hostile script ran")
 	}
 	run := obj(t, e.do("GET", e.base+"/"+loop+"/runs/"+runID, e.owner, nil))
 	if run["status"] != "failed" || run["stopReason"] != "timeout" || !strings.Contains(fmt.Sprint(run["error"]), "did not finish within 3s") {
