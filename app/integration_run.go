@@ -954,26 +954,38 @@ func (a *App) ScheduleIntegrationRuns(ctx context.Context) error {
 	queued := 0
 	for i := range due {
 		c := &due[i]
+		// A connection with nothing to run (its provider switched off
+		// appliance-wide, a push connection, a directory without checks)
+		// still moves to its next slot, so it is not selected again on
+		// every tick ahead of connections that are due.
 		prov, ok := a.provider(c.ProviderSlug)
-		if !ok || prov.Definition().AuthStrategy == ProviderAuthPush {
-			continue
-		}
+		runnable := ok && prov.Definition().AuthStrategy != ProviderAuthPush && len(prov.Definition().Checks) > 0
 		sys := SystemContext(ctx, c.OrgID)
+		queuedRun := false
 		err := a.store.InTx(sys, func(ctx context.Context) error {
+			queuedRun = false
 			cur, err := a.store.GetConnection(ctx, c.OrgID, c.ID)
 			if err != nil {
 				return err
 			}
 			every := SyncFrequencies[cur.SyncFrequency]
-			if cur.Status != ConnectionActive && cur.Status != ConnectionError || every == 0 {
+			if cur.Status != ConnectionActive && cur.Status != ConnectionError {
 				return nil
 			}
-			next := now.Add(every)
-			cur.NextRunAt = &next
+			if every == 0 {
+				cur.NextRunAt = nil
+			} else {
+				next := now.Add(every)
+				cur.NextRunAt = &next
+			}
 			if err := a.store.UpdateConnection(ctx, c.OrgID, cur); err != nil {
 				return err
 			}
+			if !runnable || every == 0 {
+				return nil
+			}
 			_, err = a.queueRun(ctx, c.OrgID, cur, "", TriggerSchedule, "system")
+			queuedRun = err == nil
 			return err
 		})
 		switch {
@@ -981,7 +993,7 @@ func (a *App) ScheduleIntegrationRuns(ctx context.Context) error {
 			// A run is still queued or running: the next tick tries again.
 		case err != nil:
 			a.log.Error("schedule integration run failed", "connection_id", c.ID, "err", err)
-		default:
+		case queuedRun:
 			queued++
 		}
 	}

@@ -2,10 +2,12 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/compliance-appliance/compliance/app"
 	"github.com/compliance-appliance/compliance/web/httpx"
@@ -262,11 +264,21 @@ func TestAdminIntegrations(t *testing.T) {
 	wantError(t, e.do("GET", "/v1/integrations/connections/providers/fake", e.owner, nil), http.StatusNotFound, "not_found")
 	wantField(t, e.do("POST", "/v1/integrations/connections", e.owner, map[string]any{"providerSlug": "fake", "credentials": map[string]any{"token": fakeToken}}), "providerSlug")
 	wantError(t, e.do("POST", "/v1/integrations/checks/connections/"+conn+"/run", e.owner, nil), http.StatusConflict, "conflict")
+	if _, err := e.raw().Exec(`UPDATE integration_connections SET next_run_at = ? WHERE id = ?`,
+		e.clock.Now().Add(-time.Minute).UTC().Format("2006-01-02T15:04:05.000Z"), conn); err != nil {
+		t.Fatal(err)
+	}
 	if err := e.app.ScheduleIntegrationRuns(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := e.app.ProcessQueuedRuns(context.Background()); err != nil || n != 0 {
 		t.Fatalf("a switched-off provider's connection ran: %d %v", n, err)
+	}
+	// Its connection moved to its next slot all the same, so the
+	// scheduler does not select it again on every tick.
+	next, _ := time.Parse(time.RFC3339, fmt.Sprint(obj(t, e.do("GET", "/v1/integrations/connections/"+conn, e.owner, nil))["nextRunAt"]))
+	if !next.After(e.clock.Now()) {
+		t.Fatalf("next run of a switched-off provider's connection: %v (now %v)", next, e.clock.Now())
 	}
 	// The connection itself stays readable.
 	wantStatus(t, e.do("GET", "/v1/integrations/connections/"+conn, e.owner, nil), http.StatusOK)
