@@ -5,12 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"net/http"
 	"net/netip"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/integrations/outbound"
 	"github.com/compliance-appliance/compliance/scanner/repocheck"
 	"github.com/compliance-appliance/compliance/scanner/repocheck/repotest"
 )
@@ -141,5 +143,44 @@ func TestRepoCheckCaps(t *testing.T) {
 	_, err := check(t, url, app.RepoCheckRequest{Guard: func(string, netip.Addr) error { return refused }})
 	if !errors.Is(err, refused) {
 		t.Errorf("refused host: %v", err)
+	}
+}
+
+// TestRepoCheckTokenOverOutboundClient: a private repository over https,
+// cloned through the appliance's outbound client with a token; without it
+// the clone is refused, and no error shows the token.
+func TestRepoCheckTokenOverOutboundClient(t *testing.T) {
+	const token = "tok-" + "s3cr3tV4lue"
+	srv := repotest.NewTLSServer(t, token)
+	url := srv.Add(t, "private", repotest.WeakFiles())
+	c, err := outbound.New(outbound.Options{TLSConfig: srv.Client().Transport.(*http.Transport).TLSClientConfig, MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck := repocheck.New(c, nil)
+	res, err := ck.CheckRepo(context.Background(), app.RepoCheckRequest{URL: url, Token: token, Guard: allowAll, WorkDir: t.TempDir()})
+	if err != nil || len(res.Secrets) != 6 {
+		t.Fatalf("with the token: %v", err)
+	}
+	_, err = ck.CheckRepo(context.Background(), app.RepoCheckRequest{URL: url, Token: "wrong-" + token, Guard: allowAll, WorkDir: t.TempDir()})
+	if err == nil || strings.Contains(err.Error(), token) {
+		t.Errorf("with a wrong token: %v", err)
+	}
+}
+
+// BenchmarkRepoCheck clones and checks the weak fixture repository (15
+// files, six secrets, nine manifests) from git http-backend on loopback.
+func BenchmarkRepoCheck(b *testing.B) {
+	srv := repotest.NewServer(b)
+	url := srv.Add(b, "weak", repotest.WeakFiles())
+	ck := repocheck.New(nil, nil)
+	dir := b.TempDir()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := ck.CheckRepo(context.Background(), app.RepoCheckRequest{URL: url, Guard: allowAll, WorkDir: dir})
+		if err != nil || len(res.Secrets) != 6 {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(res.Bytes), "bytes-downloaded")
 	}
 }

@@ -21,18 +21,44 @@ type Server struct {
 	Root string
 }
 
-// NewServer starts a server for repositories made with Add. It skips the
-// test when the git command is not installed.
-func NewServer(t testing.TB) *Server {
+// NewServer starts a server for repositories made with Add. Without the
+// git command it skips the test, or fails it in CI (CI set).
+func NewServer(t testing.TB) *Server { return newServer(t, false, "") }
+
+// NewTLSServer is NewServer over https, answering only requests whose
+// basic-authentication password is token.
+func NewTLSServer(t testing.TB, token string) *Server { return newServer(t, true, token) }
+
+func newServer(t testing.TB, useTLS bool, token string) *Server {
 	t.Helper()
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("git is not installed; .ci/run installs it")
+		}
 		t.Skip("git is not installed")
 	}
 	root := t.TempDir()
 	h := &cgi.Handler{Path: gitPath, Args: []string{"http-backend"}, Dir: root,
 		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "HOME=" + root}}
-	s := &Server{Server: httptest.NewServer(h), Root: root}
+	var handler http.Handler = h
+	if token != "" {
+		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if _, pw, ok := r.BasicAuth(); !ok || pw != token {
+				w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+				http.Error(w, "authentication required", http.StatusUnauthorized)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+	srv := httptest.NewUnstartedServer(handler)
+	if useTLS {
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
+	s := &Server{Server: srv, Root: root}
 	t.Cleanup(s.Close)
 	return s
 }
@@ -80,9 +106,6 @@ func (s *Server) Add(t testing.TB, name string, files map[string]string) string 
 	run("commit", "-q", "--allow-empty", "-m", "files")
 	return s.URL + "/" + name
 }
-
-// Handler returns the server's handler, for wrapping (authentication).
-func (s *Server) Handler() http.Handler { return s.Config.Handler }
 
 // Planted secrets. They are assembled at run time so that this source
 // file holds no string a secret scanner would flag.
