@@ -177,7 +177,10 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 		db.Close()
 		return nil, err
 	}
-	configurePentests(v, a)
+	if err := configurePentests(v, a, dir.Root); err != nil {
+		db.Close()
+		return nil, err
+	}
 	configureBrowser(v, dir, a)
 	if err := configureAssistant(v, a, log); err != nil {
 		db.Close()

@@ -63,6 +63,7 @@ type Store interface {
 	MailStore
 	NotificationStore
 	PentestStore
+	PentestStateStore
 	OSVStore
 	AssistantStore
 	IntegrationStore

@@ -3,6 +3,7 @@ package scanner
 import (
 	"context"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -84,9 +85,17 @@ func PortsFor(depth string) []int {
 }
 
 // scanPorts connects to each port and reads what the service says first.
-func (s *scan) scanPorts(ctx context.Context, ports []int) []app.ScanPort {
+func (s *scan) scanPorts(ctx context.Context, ports []int, offset int, already []app.ScanPort) []app.ScanPort {
 	var mu sync.Mutex
-	var open []app.ScanPort
+	open := append([]app.ScanPort(nil), already...)
+	// The ports are handed out in order; tried marks each one done, and
+	// prefix is how many from the start are all done: the checkpoint.
+	tried := make([]bool, len(ports))
+	prefix := 0
+	index := make(map[int]int, len(ports))
+	for i, p := range ports {
+		index[p] = i
+	}
 	work := make(chan int)
 	var wg sync.WaitGroup
 	workers := 32
@@ -99,15 +108,25 @@ func (s *scan) scanPorts(ctx context.Context, ports []int) []app.ScanPort {
 		go func() {
 			defer wg.Done()
 			for p := range work {
-				if sp, ok := s.probePort(ctx, p); ok {
-					mu.Lock()
-					open = append(open, sp)
-					mu.Unlock()
+				sp, ok := s.probePort(ctx, p)
+				if ctx.Err() != nil {
+					return // an attempt cut short is not a port tried
 				}
 				mu.Lock()
+				if ok && !slices.ContainsFunc(open, func(o app.ScanPort) bool { return o.Port == sp.Port }) {
+					open = append(open, sp)
+				}
+				tried[index[p]] = true
+				for prefix < len(tried) && tried[prefix] {
+					prefix++
+				}
 				done++
 				if done%50 == 0 || done == len(ports) {
-					s.progress("ports", 5+done*35/len(ports), app.CheckPorts)
+					s.progress("ports", 5+(offset+done)*35/(offset+len(ports)), app.CheckPorts)
+					found := append([]app.ScanPort(nil), open...)
+					s.checkpoint(func(cp *app.ScanCheckpoint) {
+						cp.PortsTried, cp.OpenPorts = offset+prefix, found
+					})
 				}
 				mu.Unlock()
 			}

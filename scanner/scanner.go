@@ -104,6 +104,8 @@ type scan struct {
 	software []app.ScanSoftware
 	seen     map[string]bool
 	client   *http.Client
+	// cp is the durable progress handed to req.Checkpoint.
+	cp app.ScanCheckpoint
 }
 
 // Scan runs the requested checks against the target.
@@ -132,6 +134,21 @@ func (sc *Scanner) Scan(ctx context.Context, req app.ScanRequest) (*app.ScanResu
 	s := &scan{sc: sc, req: req, target: u, host: u.Hostname(), port: port, limiter: newLimiter(r),
 		seen: map[string]bool{}}
 	s.client = s.newClient()
+	done := map[string]bool{}
+	if cp := req.Resume; cp != nil {
+		s.cp = *cp
+		s.cp.Phases = append([]string(nil), cp.Phases...)
+		s.cp.OpenPorts = append([]app.ScanPort(nil), cp.OpenPorts...)
+		s.cp.Checks = append([]app.ScanCheckStatus(nil), cp.Checks...)
+		for _, p := range cp.Phases {
+			done[p] = true
+		}
+		for _, is := range cp.Issues {
+			s.add(is)
+		}
+		s.software = append(s.software, cp.Software...)
+		s.requests.Store(cp.RequestsSent)
+	}
 	want := map[string]bool{}
 	for _, c := range req.Checks {
 		want[c] = true
@@ -151,9 +168,17 @@ func (sc *Scanner) Scan(ctx context.Context, req app.ScanRequest) (*app.ScanResu
 	conn.Close()
 
 	var open []app.ScanPort
-	if on(app.CheckPorts) {
+	switch {
+	case done[app.ScanPhasePorts]:
+		open = append(open, s.cp.OpenPorts...)
+		res.Checks = append(res.Checks, s.cp.Checks...)
+	case on(app.CheckPorts):
 		ports := sc.ports(req.Depth)
-		open = s.scanPorts(ctx, ports)
+		start := min(s.cp.PortsTried, len(ports))
+		open = s.scanPorts(ctx, ports[start:], start, s.cp.OpenPorts)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		for _, p := range open {
 			if name, ok := riskyServices[p.Port]; ok {
 				s.add(issue("ports.risky_service", s.hostPort(p.Port), fmt.Sprintf("%s (port %d) accepted a connection; banner: %q", name, p.Port, p.Banner)))
@@ -167,14 +192,18 @@ func (sc *Scanner) Scan(ctx context.Context, req app.ScanRequest) (*app.ScanResu
 			}
 		}
 		status(app.CheckPorts, "ran", fmt.Sprintf("%d ports tried, %d open", len(ports), len(open)))
-	} else {
+		s.phaseDone(app.ScanPhasePorts, open, res.Checks)
+	default:
 		status(app.CheckPorts, "skipped", "not requested")
+		s.phaseDone(app.ScanPhasePorts, open, res.Checks)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 
-	if on(app.CheckTLS) {
+	switch {
+	case done[app.ScanPhaseTLS]:
+	case on(app.CheckTLS):
 		s.progress("tls", 45, app.CheckTLS)
 		tlsPorts := []int{}
 		if u.Scheme == "https" {
@@ -195,19 +224,42 @@ func (sc *Scanner) Scan(ctx context.Context, req app.ScanRequest) (*app.ScanResu
 		for _, p := range tlsPorts {
 			s.checkTLS(ctx, p)
 		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		status(app.CheckTLS, "ran", fmt.Sprintf("%d TLS ports inspected", len(tlsPorts)))
-	} else {
+		s.phaseDone(app.ScanPhaseTLS, open, res.Checks)
+	default:
 		status(app.CheckTLS, "skipped", "not requested")
+		s.phaseDone(app.ScanPhaseTLS, open, res.Checks)
 	}
 	res.OpenPorts = append(res.OpenPorts, open...)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 
-	s.progress("http", 60, "")
-	ran, err := s.checkHTTP(ctx, on)
-	if err != nil {
-		return nil, err
+	ran := map[string]bool{}
+	if done[app.ScanPhaseHTTP] {
+		for _, c := range s.cp.HTTPRan {
+			ran[c] = true
+		}
+	} else {
+		s.progress("http", 60, "")
+		if ran, err = s.checkHTTP(ctx, on); err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s.checkpoint(func(cp *app.ScanCheckpoint) {
+			cp.Phases = append(cp.Phases, app.ScanPhaseHTTP)
+			cp.HTTPRan = cp.HTTPRan[:0]
+			for _, c := range app.PentestChecks {
+				if ran[c] {
+					cp.HTTPRan = append(cp.HTTPRan, c)
+				}
+			}
+		})
 	}
 	for _, c := range app.PentestChecks[2:] {
 		switch {
@@ -239,6 +291,35 @@ func (sc *Scanner) Scan(ctx context.Context, req app.ScanRequest) (*app.ScanResu
 	res.RequestsSent = s.requests.Load()
 	res.Duration = time.Since(t0)
 	return res, nil
+}
+
+// phaseDone records a completed phase with the open ports and check
+// statuses known at its end.
+func (s *scan) phaseDone(phase string, open []app.ScanPort, checks []app.ScanCheckStatus) {
+	s.checkpoint(func(cp *app.ScanCheckpoint) {
+		cp.Phases = append(cp.Phases, phase)
+		cp.OpenPorts = append([]app.ScanPort{}, open...)
+		cp.Checks = append([]app.ScanCheckStatus{}, checks...)
+	})
+}
+
+// checkpoint updates the durable progress and hands a copy, with the
+// issues, software and request count so far, to req.Checkpoint.
+func (s *scan) checkpoint(update func(cp *app.ScanCheckpoint)) {
+	s.mu.Lock()
+	update(&s.cp)
+	cp := s.cp
+	cp.Phases = append([]string{}, s.cp.Phases...)
+	cp.OpenPorts = append([]app.ScanPort{}, s.cp.OpenPorts...)
+	cp.Checks = append([]app.ScanCheckStatus{}, s.cp.Checks...)
+	cp.HTTPRan = append([]string{}, s.cp.HTTPRan...)
+	cp.Issues = append([]app.ScanIssue{}, s.issues...)
+	cp.Software = append([]app.ScanSoftware{}, s.software...)
+	s.mu.Unlock()
+	cp.RequestsSent = s.requests.Load()
+	if s.req.Checkpoint != nil {
+		s.req.Checkpoint(cp)
+	}
 }
 
 func (s *scan) hostPort(p int) string { return net.JoinHostPort(s.host, strconv.Itoa(p)) }
