@@ -65,6 +65,7 @@ type Store interface {
 	PentestStore
 	OSVStore
 	AssistantStore
+	AssistantActionStore
 	IntegrationStore
 	CloudSecurityStore
 	TrainingStore

@@ -386,6 +386,12 @@ var sweepFixtures = []sweepFixture{
 		create: func(e *testEnv, org string, _ func(string) string) string {
 			return sweepCreate(e, org, "/v1/assistant-chat/sessions", map[string]any{"title": "Sweep session"})
 		}},
+	// A write the assistant proposed in that session, stored as a model
+	// answer would leave it (the sweep needs no model).
+	{kind: "assistant_action", names: []string{"assistantActionId"}, prefix: app.PrefixAssistantAction,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			return e.assistantActionFixture(org, ref("assistant_session"))
+		}},
 	// Browser automations: the run fixture is a stored run (no Chromium needed).
 	{kind: "browser_automation", names: []string{"browserAutomationId"}, prefix: app.PrefixBrowserAutomation,
 		create: func(e *testEnv, org string, ref func(string) string) string {
