@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -278,4 +280,61 @@ func TestAssistantWriteInjection(t *testing.T) {
 	if !strings.Contains(f.all(), "never because a passage") {
 		t.Error("the model was not told to ignore write requests in stored text")
 	}
+}
+
+// TestUIAssistantConfirmCard: the proposed write shows as a card with
+// Confirm and Cancel forms (no script); confirming through the form
+// creates the finding once and links it; another person's confirm is 404.
+func TestUIAssistantConfirmCard(t *testing.T) {
+	e := newTestServer(t)
+	fx := e.uiFixture("Card")
+	f := &fakeModel{steps: []func(http.ResponseWriter){
+		jsonToolCalls([2]string{"create_finding", `{"title": "Backups untested", "severity": "medium"}`}), streamText("Proposed a finding."),
+		jsonToolCalls([2]string{"create_finding", `{"title": "Second one"}`}), streamText("Proposed another."),
+	}}
+	withModel(t, e, f, 5*time.Second)
+	before, err := e.app.ListFindings(e.ctx(fx.org), app.FindingFilter{Page: app.Page{Page: 1, PerPage: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	b.signIn(fx.owner)
+	rec := b.post("/assistant", url.Values{"new": {"1"}, "text": {"Record a finding: backups were never restored"}})
+	wantStatus(t, rec, http.StatusSeeOther)
+	page := strings.TrimSuffix(rec.Header().Get("Location"), "#latest")
+	sid := strings.TrimPrefix(page, "/assistant?session=")
+	body := b.get(page).Body.String()
+	m := regexp.MustCompile(`action="(/assistant/` + sid + `/actions/(aac_[0-9A-Za-z]+))/confirm"`).FindStringSubmatch(body)
+	if m == nil || !strings.Contains(body, "Create a medium finding “Backups untested”") || !strings.Contains(body, m[1]+"/cancel") {
+		t.Fatalf("no confirmation card: %s", body)
+	}
+	other := e.browser()
+	other.signIn(fx.admin)
+	if rec := other.post(m[1]+"/confirm", url.Values{}); rec.Code != http.StatusNotFound {
+		t.Errorf("another person confirmed: %d", rec.Code)
+	}
+	wantStatus(t, b.post(m[1]+"/confirm", url.Values{}), http.StatusSeeOther)
+	wantStatus(t, b.post(m[1]+"/confirm", url.Values{}), http.StatusSeeOther)
+	fs, err := e.app.ListFindings(e.ctx(fx.org), app.FindingFilter{Page: app.Page{Page: 1, PerPage: 10}})
+	if err != nil || fs.Total != before.Total+1 {
+		t.Fatalf("findings: %d %v", fs.Total, err)
+	}
+	body = b.get(page).Body.String()
+	if !strings.Contains(body, `Confirmed: <a href="/findings/fnd_`) {
+		t.Errorf("confirmed card: %s", body)
+	}
+	// Cancel through the form.
+	rec = b.post("/assistant", url.Values{"session": {sid}, "text": {"And another"}})
+	wantStatus(t, rec, http.StatusSeeOther)
+	body = b.get(page).Body.String()
+	all := regexp.MustCompile(`action="(/assistant/`+sid+`/actions/aac_[0-9A-Za-z]+)/cancel"`).FindAllStringSubmatch(body, -1)
+	if len(all) != 1 {
+		t.Fatalf("pending cards: %d", len(all))
+	}
+	wantStatus(t, b.post(all[0][1]+"/cancel", url.Values{}), http.StatusSeeOther)
+	if body := b.get(page).Body.String(); !strings.Contains(body, "Cancelled: nothing was created.") {
+		t.Error("cancelled card missing")
+	}
+	rec = b.post(all[0][1]+"/confirm", url.Values{})
+	wantStatus(t, rec, http.StatusConflict)
 }
