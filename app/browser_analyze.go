@@ -29,14 +29,14 @@ type BrowserLoginAnalysis struct {
 	// Form is password (username and password on one page),
 	// username_first (the password is asked on a next page),
 	// password_only, totp_only or none.
-	Form            string                `json:"form"`
-	Fields          BrowserLoginSelectors `json:"fields"`
-	SSO             []string              `json:"sso"`
-	Captcha         []string              `json:"captcha"`
+	Form            string                 `json:"form"`
+	Fields          BrowserLoginSelectors  `json:"fields"`
+	SSO             []string               `json:"sso"`
+	Captcha         []string               `json:"captcha"`
 	ProposedProfile BrowserProposedProfile `json:"proposedProfile"`
-	Notes           []string              `json:"notes"`
-	RefusedRequests []string              `json:"refusedRequests"`
-	DurationMs      int64                 `json:"durationMs"`
+	Notes           []string               `json:"notes"`
+	RefusedRequests []string               `json:"refusedRequests"`
+	DurationMs      int64                  `json:"durationMs"`
 }
 
 // BrowserProposedProfile is an auth profile configuration to create with

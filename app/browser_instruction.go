@@ -139,4 +139,3 @@ func withTargetFirst(steps []BrowserStep, target string) []BrowserStep {
 	}
 	return append([]BrowserStep{{Kind: StepNavigate, URL: target}}, steps...)
 }
-

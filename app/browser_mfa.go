@@ -216,4 +216,3 @@ func mfaProviderNames() string {
 	}
 	return strings.Join(names, ", ")
 }
-
