@@ -205,3 +205,38 @@ func TestBrowserAnalyzeLoginNoChromium(t *testing.T) {
 		t.Errorf("503 message: %v", res)
 	}
 }
+
+// TestUIBrowserDraftSteps: the automation form's "Draft steps from
+// instruction" (a form post, no script) fills the steps for review and
+// saves a draft; without a model the form says steps are written by hand.
+func TestUIBrowserDraftSteps(t *testing.T) {
+	e := newTestServer(t)
+	fx := e.uiFixture("Drafting")
+	task := sweepCreate(e, fx.org, "/v1/tasks", map[string]any{"title": "Retention setting"})
+	b := e.browser()
+	b.signIn(fx.owner)
+	if body := b.get("/browser-automations").Body.String(); !strings.Contains(body, "Steps are written by hand") || strings.Contains(body, "Draft steps from instruction") {
+		t.Error("the form offers drafting without a model")
+	}
+	form := url.Values{"taskId": {task}, "name": {"Retention"}, "targetUrl": {"https://admin.example.com/retention"}, "instruction": {"Check retention is 365 days"}}
+	rec := b.post("/browser-automations/draft-steps", form)
+	wantStatus(t, rec, http.StatusConflict)
+	if !strings.Contains(rec.Body.String(), "written by hand") {
+		t.Error("no reason without a model")
+	}
+	withModel(t, e, &fakeModel{steps: []func(http.ResponseWriter){streamText(`[{"kind":"expectText","text":"365 days"},{"kind":"screenshot","name":"retention"}]`)}}, 5*time.Second)
+	body := b.get("/browser-automations").Body.String()
+	if !strings.Contains(body, `formaction="/browser-automations/draft-steps"`) {
+		t.Fatal("no draft button with a model")
+	}
+	rec = b.post("/browser-automations/draft-steps", form)
+	wantStatus(t, rec, http.StatusOK)
+	body = rec.Body.String()
+	if !strings.Contains(body, "saved with the steps below") || !strings.Contains(body, "365 days") || !strings.Contains(body, "https://admin.example.com/retention") {
+		t.Errorf("drafted form: %s", body)
+	}
+	ds, err := e.app.ListBrowserDrafts(e.ctx(fx.org), task)
+	if err != nil || len(ds) != 1 || len(ds[0].Steps) != 3 {
+		t.Fatalf("drafts: %+v %v", ds, err)
+	}
+}
