@@ -494,6 +494,10 @@ func sweepID(e *testEnv, rec *httptest.ResponseRecorder, what string) string {
 var sweepBodies = map[string]any{
 	// Free-text settings echo what was sent: a body without ids.
 	"PUT /v1/organization/sso": map[string]any{"enabled": false, "displayName": "Sweep"},
+	// Analysis opens Chromium, which the sweep runs without (503): a URL
+	// the validator refuses keeps the sweep to roles (TestBrowserAnalyzeLogin
+	// covers the rest).
+	"POST /v1/browserbase/analyze-login": map[string]any{"url": "not a url"},
 }
 
 // sweepNotWrites lists non-GET operations that do not change data, with
