@@ -66,6 +66,7 @@ type Store interface {
 	PentestStateStore
 	OSVStore
 	AssistantStore
+	AssistantActionStore
 	IntegrationStore
 	CloudSecurityStore
 	TrainingStore

@@ -78,6 +78,9 @@ type AssistantMessage struct {
 	Intent    string            `json:"intent,omitempty"`
 	Notice    string            `json:"notice,omitempty"`
 	Sources   []AssistantSource `json:"sources"`
+	// Actions are the writes the answer proposed, each waiting for the
+	// person to confirm or cancel it.
+	Actions   []AssistantAction `json:"actions,omitempty"`
 	CreatedAt time.Time         `json:"createdAt"`
 }
 
@@ -273,6 +276,9 @@ func (a *App) GetAssistantSession(ctx context.Context, id string) (*AssistantSes
 	if s.Messages, err = a.store.ListAssistantMessages(ctx, p.OrgID, s.ID, 0); err != nil {
 		return nil, fmt.Errorf("assistant: messages: %w", err)
 	}
+	if err := a.attachActions(ctx, p.OrgID, s.ID, s.Messages); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -418,14 +424,21 @@ type AssistantCompletionInput struct {
 // the tool calls in one transaction.
 func (a *App) answerAndStore(ctx context.Context, p *Principal, s *AssistantSession, text string, earlier []AssistantMessage, emit func(AssistantStreamEvent)) (*AssistantExchange, error) {
 	qAt := a.Now()
-	ans, calls := a.answer(ctx, text, earlier, emit)
+	ans, calls := a.answer(withAssistantWrites(ctx), text, earlier, emit)
 	ex := &AssistantExchange{SessionID: s.ID,
 		Question: AssistantMessage{ID: NewID(PrefixAssistantMessage), SessionID: s.ID, Role: AssistantUser, Text: text, Sources: []AssistantSource{}, CreatedAt: qAt},
 		Answer: AssistantMessage{ID: NewID(PrefixAssistantMessage), SessionID: s.ID, Role: AssistantAssistant, Text: ans.Text, Mode: ans.Mode,
-			Intent: ans.Intent, Notice: ans.Notice, Sources: ans.Sources, CreatedAt: a.Now()}}
+			Intent: ans.Intent, Notice: ans.Notice, Sources: ans.Sources, Actions: ans.Actions, CreatedAt: a.Now()}}
 	err := a.store.InTx(ctx, func(ctx context.Context) error {
 		if err := a.store.AppendAssistantMessages(ctx, p.OrgID, s.ID, []AssistantMessage{ex.Question, ex.Answer}); err != nil {
 			return err
+		}
+		for i := range ex.Answer.Actions {
+			act := &ex.Answer.Actions[i]
+			act.SessionID, act.MessageID, act.OwnerID = s.ID, ex.Answer.ID, assistantOwner(p)
+			if err := a.store.CreateAssistantAction(ctx, p.OrgID, act); err != nil {
+				return err
+			}
 		}
 		s.MessageCount += 2
 		s.UpdatedAt = ex.Answer.CreatedAt

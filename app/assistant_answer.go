@@ -28,6 +28,8 @@ type assistantAnswer struct {
 	Intent  string
 	Notice  string
 	Sources []AssistantSource
+	// Actions are writes the model proposed (pending confirmation).
+	Actions []AssistantAction
 }
 
 // assistantIntent is one kind of question answered by one tool.

@@ -49,6 +49,8 @@ const (
 	// assistant's conversations and their messages.
 	PrefixAssistantSession = "asn"
 	PrefixAssistantMessage = "amg"
+	// PrefixAssistantAction identifies a write the assistant proposed.
+	PrefixAssistantAction = "aac"
 	// Integrations: a connection, a check run, an exception to a check.
 	PrefixConnection     = "icn"
 	PrefixCheckRun       = "icr"

@@ -386,6 +386,12 @@ var sweepFixtures = []sweepFixture{
 		create: func(e *testEnv, org string, _ func(string) string) string {
 			return sweepCreate(e, org, "/v1/assistant-chat/sessions", map[string]any{"title": "Sweep session"})
 		}},
+	// A write the assistant proposed in that session, stored as a model
+	// answer would leave it (the sweep needs no model).
+	{kind: "assistant_action", names: []string{"assistantActionId"}, prefix: app.PrefixAssistantAction,
+		create: func(e *testEnv, org string, ref func(string) string) string {
+			return e.assistantActionFixture(org, ref("assistant_session"))
+		}},
 	// Browser automations: the run fixture is a stored run (no Chromium needed).
 	{kind: "browser_automation", names: []string{"browserAutomationId"}, prefix: app.PrefixBrowserAutomation,
 		create: func(e *testEnv, org string, ref func(string) string) string {
@@ -488,6 +494,10 @@ func sweepID(e *testEnv, rec *httptest.ResponseRecorder, what string) string {
 var sweepBodies = map[string]any{
 	// Free-text settings echo what was sent: a body without ids.
 	"PUT /v1/organization/sso": map[string]any{"enabled": false, "displayName": "Sweep"},
+	// Analysis opens Chromium, which the sweep runs without (503): a URL
+	// the validator refuses keeps the sweep to roles (TestBrowserAnalyzeLogin
+	// covers the rest).
+	"POST /v1/browserbase/analyze-login": map[string]any{"url": "not a url"},
 }
 
 // sweepNotWrites lists non-GET operations that do not change data, with

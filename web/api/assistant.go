@@ -19,6 +19,8 @@ func (s *Server) assistantRoutes(handle routeFunc) {
 	handle("GET", "/v1/assistant-chat/sessions/{sessionId}", httpx.CanRead, s.getAssistantSession)
 	handle("POST", "/v1/assistant-chat/sessions/{sessionId}/messages", httpx.CanRead.OutsideTransaction(), s.sendAssistantMessage)
 	handle("POST", "/v1/assistant-chat/sessions/{sessionId}/end", httpx.CanRead, s.endAssistantSession)
+	handle("POST", "/v1/assistant-chat/sessions/{sessionId}/actions/{assistantActionId}/confirm", httpx.CanRead, s.confirmAssistantAction)
+	handle("POST", "/v1/assistant-chat/sessions/{sessionId}/actions/{assistantActionId}/cancel", httpx.CanRead, s.cancelAssistantAction)
 	handle("POST", "/v1/assistant-chat/completions", httpx.CanRead, s.completeAssistantChat)
 	handle("GET", "/v1/assistant-chat/history", httpx.CanRead, s.getAssistantHistory)
 	handle("PUT", "/v1/assistant-chat/history", httpx.CanRead, s.saveAssistantHistory)

@@ -11,9 +11,11 @@ import (
 // browserRoutes registers the browser automation routes. The group keeps
 // the reference's name and paths (/v1/browserbase/...) because clients
 // know them; it runs on the appliance's own headless Chromium. Owners and
-// admins drive sessions and change automations; auditors read. The hosted
-// service's analyze-login, mfa-instructions and execute-live operations
-// need a hosted model or agent and are not offered.
+// admins drive sessions and change automations; auditors read.
+// analyze-login runs on the appliance's Chromium (deterministic DOM
+// analysis), mfa-instructions answers from a built-in table (or the
+// configured model), and drafting steps from an instruction needs the
+// configured model; the hosted service's execute-live is not offered.
 func (s *Server) browserRoutes(handle routeFunc) {
 	handle("GET", "/v1/browserbase/org-context", httpx.CanRead, s.getBrowserContext)
 	handle("POST", "/v1/browserbase/org-context", httpx.CanManage, s.ensureBrowserContext)
@@ -40,6 +42,9 @@ func (s *Server) browserRoutes(handle routeFunc) {
 	handle("POST", "/v1/browserbase/automation-drafts", httpx.CanManage, s.createBrowserDraft)
 	handle("PATCH", "/v1/browserbase/automation-drafts/{browserDraftId}", httpx.CanManage, s.updateBrowserDraft)
 	handle("DELETE", "/v1/browserbase/automation-drafts/{browserDraftId}", httpx.CanManage, s.deleteBrowserDraft)
+	handle("POST", "/v1/browserbase/automation-drafts/from-instruction", httpx.CanManage.OutsideTransaction(), s.draftBrowserStepsFromInstruction)
+	handle("POST", "/v1/browserbase/analyze-login", httpx.CanManage.OutsideTransaction(), s.analyzeLogin)
+	handle("GET", "/v1/browserbase/mfa-instructions", httpx.CanRead, s.getMFAInstructions)
 
 	handle("GET", "/v1/browserbase/profiles", httpx.CanRead, s.listBrowserProfiles)
 	handle("GET", "/v1/browserbase/profiles/totp-statuses", httpx.CanRead, s.browserTOTPStatuses)

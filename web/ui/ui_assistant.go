@@ -21,6 +21,8 @@ func (s *Server) uiAssistantRoutes(page func(method, path string, acc uiAccess, 
 	page("GET", "/assistant", uiSignedIn, s.uiAssistant)
 	page("POST", "/assistant", uiSignedIn, s.uiAssistantAsk)
 	page("POST", "/assistant/{id}/end", uiSignedIn, s.uiAssistantEnd)
+	page("POST", "/assistant/{id}/actions/{actionId}/confirm", uiSignedIn, s.uiAssistantConfirm)
+	page("POST", "/assistant/{id}/actions/{actionId}/cancel", uiSignedIn, s.uiAssistantCancel)
 }
 
 // assistantSuggestions are questions the offline assistant answers.
@@ -105,4 +107,43 @@ func (s *Server) uiAssistantEnd(w http.ResponseWriter, r *http.Request, v *view)
 		return err
 	}
 	return redirect(w, r, "/assistant?session="+url.QueryEscape(id)+"&done=ended")
+}
+
+// uiAssistantConfirm confirms a write the assistant proposed; the service
+// checks the person's role now.
+func (s *Server) uiAssistantConfirm(w http.ResponseWriter, r *http.Request, v *view) error {
+	id := mux.Vars(r)["id"]
+	if _, err := s.app.ConfirmAssistantAction(r.Context(), id, mux.Vars(r)["actionId"]); err != nil {
+		if errors.Is(err, app.ErrConflict) || errors.Is(err, app.ErrForbidden) {
+			v.Flash, v.Status = actionRefusal(err), http.StatusConflict
+			if errors.Is(err, app.ErrForbidden) {
+				v.Status = http.StatusForbidden
+			}
+			return s.assistantPage(w, r, v, id)
+		}
+		return err
+	}
+	return redirect(w, r, "/assistant?session="+url.QueryEscape(id)+"#latest")
+}
+
+// uiAssistantCancel cancels a proposed write: nothing is created.
+func (s *Server) uiAssistantCancel(w http.ResponseWriter, r *http.Request, v *view) error {
+	id := mux.Vars(r)["id"]
+	if _, err := s.app.CancelAssistantAction(r.Context(), id, mux.Vars(r)["actionId"]); err != nil {
+		if errors.Is(err, app.ErrConflict) {
+			v.Flash, v.Status = actionRefusal(err), http.StatusConflict
+			return s.assistantPage(w, r, v, id)
+		}
+		return err
+	}
+	return redirect(w, r, "/assistant?session="+url.QueryEscape(id))
+}
+
+// actionRefusal is the public message of a refused decision.
+func actionRefusal(err error) string {
+	var pe *app.PublicError
+	if errors.As(err, &pe) {
+		return pe.Error()
+	}
+	return "The change was not made."
 }

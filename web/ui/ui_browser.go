@@ -25,6 +25,7 @@ func (s *Server) uiBrowserRoutes(page func(method, path string, acc uiAccess, h 
 	page("GET", "/browser-automations", uiSignedIn, s.uiBrowserAutomations)
 	page("POST", "/browser-automations", uiManage, s.uiCreateBrowserAutomation)
 	page("POST", "/browser-automations/profiles", uiManage, s.uiCreateBrowserProfile)
+	page("POST", "/browser-automations/draft-steps", uiManage, s.uiDraftBrowserSteps)
 	page("POST", "/browser-automations/profiles/{id}/credentials", uiManage, s.uiBrowserProfileCredentials)
 	page("POST", "/browser-automations/profiles/{id}/sign-in", uiManage, s.uiBrowserProfileSignIn)
 	page("POST", "/browser-automations/profiles/{id}/delete", uiManage, s.uiDeleteBrowserProfile)
@@ -94,7 +95,8 @@ func (s *Server) uiBrowserAutomations(w http.ResponseWriter, r *http.Request, v 
 	}
 	v.Title, v.Section = "Browser automations", "browser-automations"
 	v.Data = map[string]any{"Automations": autos, "Profiles": profiles, "Tasks": tasks.Items, "Titles": titles, "TaskID": taskID,
-		"Kinds": app.BrowserStepKinds, "Frequencies": []string{"daily", "weekly", "monthly", "quarterly", "yearly"}}
+		"Kinds": app.BrowserStepKinds, "Frequencies": []string{"daily", "weekly", "monthly", "quarterly", "yearly"},
+		"Model": s.app.AssistantModelConfigured()}
 	return s.page(w, r, "browser_automations", v)
 }
 
@@ -313,4 +315,39 @@ func (s *Server) uiBrowserStream(w http.ResponseWriter, r *http.Request, v *view
 	}
 	_ = mw.Close()
 	return nil
+}
+
+// uiDraftBrowserSteps asks the configured model for steps from the form's
+// description and target URL, saves them as a draft of the task and shows
+// them in the form for review; nothing is created or run.
+func (s *Server) uiDraftBrowserSteps(w http.ResponseWriter, r *http.Request, v *view) error {
+	f := r.PostForm
+	res, err := s.app.DraftBrowserStepsFromInstruction(r.Context(), app.BrowserInstructionInput{TaskID: app.Ptr(f.Get("taskId")),
+		Name: nonEmpty(f.Get("name")), TargetURL: app.Ptr(f.Get("targetUrl")), Instruction: app.Ptr(f.Get("instruction"))})
+	if err != nil {
+		if formErrors(err, v, r) {
+			return s.uiBrowserAutomations(w, r, v)
+		}
+		if errors.Is(err, app.ErrConflict) {
+			v.Form, v.Status = r.PostForm, http.StatusConflict
+			var pe *app.PublicError
+			if errors.As(err, &pe) {
+				v.Flash = pe.Error()
+			}
+			return s.uiBrowserAutomations(w, r, v)
+		}
+		return err
+	}
+	steps, _ := json.MarshalIndent(res.Draft.Steps, "", "  ")
+	form := url.Values{}
+	for k, vs := range r.PostForm {
+		form[k] = vs
+	}
+	form.Set("steps", string(steps))
+	if form.Get("name") == "" {
+		form.Set("name", res.Draft.Name)
+	}
+	v.Form = form
+	v.Flash = "Draft " + res.Draft.ID + " saved with the steps below. " + res.Notice
+	return s.uiBrowserAutomations(w, r, v)
 }
