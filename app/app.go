@@ -71,6 +71,7 @@ type Store interface {
 	TaskAutomationStore
 	SyncStore
 	SSOStore
+	SAMLStore
 	SCIMTokenStore
 	BrowserStore
 	OperatorStore
@@ -116,6 +117,8 @@ type App struct {
 	autos     automationState
 	// oidc is the OpenID Connect client of single sign-on (SetOIDCClient).
 	oidc OIDCClient
+	// samlSP is the SAML service provider (SetSAMLProvider).
+	samlSP SAMLProvider
 	// integAdmin caches the operator's provider settings.
 	integAdmin adminState
 	// webFetch reads vendors' public pages (SetWebFetcher).

@@ -53,7 +53,7 @@ func (s *Server) ssoFailure(w http.ResponseWriter, r *http.Request, v *view, err
 
 func (s *Server) uiSSOStart(w http.ResponseWriter, r *http.Request, v *view) error {
 	next := localPath(r.URL.Query().Get("next"))
-	to, err := s.app.BeginSSO(r.Context(), mux.Vars(r)["org"], s.BaseURL(r)+ssoCallbackPath, next)
+	to, err := s.app.BeginSSO(r.Context(), mux.Vars(r)["org"], s.BaseURL(r), next)
 	if err != nil {
 		return s.ssoFailure(w, r, v, err)
 	}
