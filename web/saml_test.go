@@ -593,3 +593,40 @@ func BenchmarkSAMLSignIn(b *testing.B) {
 	}
 	b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N)/1000, "ms/signin")
 }
+
+func TestSAMLSettingsPage(t *testing.T) {
+	s := newSAMLEnv(t)
+	s.withPassword(s.orgID, "owner@acme.test", app.RoleOwner)
+	br := s.testEnv.browser()
+	br.signIn("owner@acme.test")
+	w := br.get("/settings/sso")
+	body := w.Body.String()
+	if w.Code != 200 || !strings.Contains(body, "/sso/saml/"+s.orgID+"/acs") || !strings.Contains(body, "/sso/saml/"+s.orgID+"/metadata") ||
+		!strings.Contains(body, s.idp.url+"/metadata") || !strings.Contains(body, `value="saml" checked`) {
+		t.Fatalf("page: %d %.2000s", w.Code, body)
+	}
+	form := url.Values{"enabled": {"on"}, "protocol": {"saml"}, "displayName": {"Acme SAML"}, "allowedDomains": {"acme.test"},
+		"roleMapping": {"admins = admin"}, "ownerBreakGlass": {"on"}, "samlMetadataUrl": {s.idp.url + "/metadata"},
+		"samlMetadataXml": {""}, "samlEmailAttribute": {"mail"}, "samlNameAttribute": {"cn"}, "samlGroupsAttribute": {"eduPersonAffiliation"}}
+	if w := br.post("/settings/sso", form); w.Code != 303 && w.Code != 302 {
+		t.Fatalf("save: %d %.500s", w.Code, w.Body)
+	}
+	st, err := s.app.GetSSOSettings(s.ctx(s.orgID))
+	if err != nil || st.Protocol != "saml" || st.SAML.GroupsAttribute != "eduPersonAffiliation" || len(st.RoleMapping) != 1 || st.SAML.IdP == nil {
+		t.Fatalf("saved: %+v %v", st, err)
+	}
+	form.Set("samlMetadataUrl", "")
+	form.Set("samlMetadataXml", "<nope/>")
+	if w := br.post("/settings/sso", form); w.Code != 400 || !strings.Contains(w.Body.String(), "saml.metadataXml is not usable") {
+		t.Fatalf("invalid save: %d %.500s", w.Code, w.Body)
+	}
+	if w := br.post("/settings/sso/test", nil); w.Code != 200 || !strings.Contains(w.Body.String(), "Test passed") {
+		t.Fatalf("test button: %d %.500s", w.Code, w.Body)
+	}
+	// The owner's "Test sign-in" link starts the SAML flow.
+	if w := br.get("/sso/" + s.orgID + "/start?next=/settings/sso"); w.Code != 302 || !strings.HasPrefix(w.Header().Get("Location"), s.idp.url+"/sso?SAMLRequest=") {
+		t.Fatalf("start: %d %q", w.Code, w.Header().Get("Location"))
+	} else if loc := w.Header().Get("Location"); !strings.Contains(loc, "&SigAlg=") || !strings.Contains(loc, "&Signature=") {
+		t.Fatalf("the AuthnRequest is not signed: %s", loc)
+	}
+}

@@ -2,9 +2,11 @@ package ui
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/gorilla/mux"
 
+	"github.com/compliance-appliance/compliance/app"
 	"github.com/compliance-appliance/compliance/web/httpx"
 )
 
@@ -55,4 +57,44 @@ func (s *Server) uiSAMLACS(w http.ResponseWriter, r *http.Request, v *view) erro
 		next = "/"
 	}
 	return redirect(w, r, next)
+}
+
+// samlFormInput reads the protocol and the SAML fields of the settings
+// form; a form without the SAML fields keeps the stored SAML part.
+func samlFormInput(f url.Values) (string, *app.SAMLSettingsInput) {
+	if _, ok := f["samlMetadataUrl"]; !ok {
+		return f.Get("protocol"), nil
+	}
+	return f.Get("protocol"), &app.SAMLSettingsInput{MetadataURL: f.Get("samlMetadataUrl"), MetadataXML: f.Get("samlMetadataXml"),
+		EmailAttribute: f.Get("samlEmailAttribute"), NameAttribute: f.Get("samlNameAttribute"),
+		GroupsAttribute: f.Get("samlGroupsAttribute")}
+}
+
+// samlFormSettings shows a refused form's SAML fields again.
+func samlFormSettings(in *app.SAMLSettingsInput) *app.SAMLSettings {
+	if in == nil {
+		return nil
+	}
+	return &app.SAMLSettings{MetadataURL: in.MetadataURL, MetadataXML: in.MetadataXML, EmailAttribute: in.EmailAttribute,
+		NameAttribute: in.NameAttribute, GroupsAttribute: in.GroupsAttribute}
+}
+
+// samlPageData adds what the settings page shows for SAML: the addresses
+// to copy into the identity provider and the parsed metadata.
+func (s *Server) samlPageData(r *http.Request, v *view, st *app.SSOSettings) {
+	d, ok := v.Data.(map[string]any)
+	if !ok {
+		return
+	}
+	md, acs := app.SAMLPaths(v.P.OrgID)
+	sm := st.SAML
+	if sm == nil {
+		sm = &app.SAMLSettings{}
+	}
+	xmlShown := sm.MetadataXML
+	if sm.MetadataURL != "" {
+		xmlShown = "" // read from the URL; the textarea is for pasted metadata
+	}
+	d["SAML"], d["SAMLXML"], d["SAMLOn"] = sm, xmlShown, st.Protocol == app.SSOProtocolSAML
+	d["SPMetadataURL"], d["ACSURL"] = s.BaseURL(r)+md, s.BaseURL(r)+acs
 }
