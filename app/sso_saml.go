@@ -405,15 +405,19 @@ func (a *App) beginSAML(ctx context.Context, s *SSOSettings, baseURL, next strin
 		return "", err
 	}
 	now := a.Now()
-	if err := a.store.PurgeSAML(ctx, now); err != nil {
-		return "", fmt.Errorf("purge saml: %w", err)
-	}
 	to, id, err := a.samlSP.AuthnRequest(cfg)
 	if err != nil {
 		return "", &SSOError{Msg: "The sign-in request could not be made: " + err.Error(), Upstream: true}
 	}
 	r := &SAMLRequest{ID: id, OrganizationID: s.OrganizationID, Next: next, ExpiresAt: now.Add(samlRequestLifetime)}
-	if err := a.store.CreateSAMLRequest(ctx, r); err != nil {
+	// Expired requests and replay entries go when a new request comes.
+	err = a.store.InTx(ctx, func(ctx context.Context) error {
+		if err := a.store.PurgeSAML(ctx, now); err != nil {
+			return err
+		}
+		return a.store.CreateSAMLRequest(ctx, r)
+	})
+	if err != nil {
 		return "", fmt.Errorf("begin saml: %w", err)
 	}
 	return to, nil
@@ -456,9 +460,6 @@ func (a *App) completeSAML(ctx context.Context, orgID, baseURL, samlResponse, ip
 		return nil, refuse("The sign-in response was refused: %s.", err.Error())
 	}
 	now := a.Now()
-	if err := a.store.PurgeSAML(ctx, now); err != nil {
-		return nil, fmt.Errorf("purge saml: %w", err)
-	}
 	if info.AssertionID != "" {
 		seen, err := a.store.SAMLAssertionSeen(ctx, orgID, info.AssertionID)
 		if err != nil {
