@@ -133,7 +133,11 @@ var samlUsers = []testOPUser{
 }
 
 func newSAMLEnv(t *testing.T) *samlEnv {
-	e := newTestServer(t)
+	return newSAMLEnvLogged(t, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+func newSAMLEnvLogged(t *testing.T, lg *slog.Logger) *samlEnv {
+	e := newTestServerLogged(t, nil, lg)
 	e.clock.Advance(time.Since(e.clock.Now())) // certificates are checked against the app's clock
 	orgID := e.org("Acme", "enterprise")
 	srv := httptest.NewServer(e.srv)
@@ -323,8 +327,22 @@ func TestSAMLSignInEndToEnd(t *testing.T) {
 	}
 }
 
+// lockedBuffer is a log sink safe for the server's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
 func TestSAMLRefusals(t *testing.T) {
-	s := newSAMLEnv(t)
+	logs := &lockedBuffer{}
+	s := newSAMLEnvLogged(t, slog.New(slog.NewTextHandler(logs, nil)))
 	post := func(action string, f url.Values) (int, string) { return readBody(t)(samlBrowser().PostForm(action, f)) }
 	expectRefused := func(name string, code int, body, want string) {
 		t.Helper()
@@ -435,6 +453,17 @@ func TestSAMLRefusals(t *testing.T) {
 	}
 	if code, _ := readBody(t)(http.Get(s.appURL + "/sso/saml/org_nope/metadata")); code != 404 {
 		t.Fatalf("metadata of an unknown organization: %d", code)
+	}
+
+	// Each refusal is logged with its reason, never with the assertion.
+	logged := logs.String()
+	for _, want := range []string{"the assertion is not signed", "wrong audience", "replay refused", "e-mail domain other.test"} {
+		if !strings.Contains(logged, "saml sign-in refused") || !strings.Contains(logged, want) {
+			t.Fatalf("no refusal log line with %q in %.2000s", want, logged)
+		}
+	}
+	if strings.Contains(logged, "PHNhbWxw") || strings.Contains(logged, "Assertion ID=") || strings.Contains(logged, "<saml") {
+		t.Fatalf("the log holds the response: %.2000s", logged)
 	}
 }
 
