@@ -80,6 +80,7 @@ func configureIntegrations(v *viper.Viper, a *app.App) error {
 	a.RegisterIntegrationProviders(integrationProviders(c)...)
 	// Single sign-on reaches identity providers through the same client.
 	a.SetOIDCClient(sso.New(c))
+	a.SetSAMLProvider(sso.NewSAML(c))
 	a.SetWebFetcher(webfetch.New(c))
 	a.SetIntegrationOptions(app.IntegrationOptions{
 		Workers:       v.GetInt("integrations.workers"),

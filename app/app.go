@@ -73,6 +73,7 @@ type Store interface {
 	TaskAutomationStore
 	SyncStore
 	SSOStore
+	SAMLStore
 	SCIMTokenStore
 	BrowserStore
 	OperatorStore
@@ -118,6 +119,8 @@ type App struct {
 	autos     automationState
 	// oidc is the OpenID Connect client of single sign-on (SetOIDCClient).
 	oidc OIDCClient
+	// samlSP is the SAML service provider (SetSAMLProvider).
+	samlSP SAMLProvider
 	// integAdmin caches the operator's provider settings.
 	integAdmin adminState
 	// webFetch reads vendors' public pages (SetWebFetcher).

@@ -42,6 +42,9 @@ type SSOSettings struct {
 	// (filled in by the web layer, which knows the public URL).
 	RedirectURI string     `json:"redirectUri"`
 	UpdatedAt   *time.Time `json:"updatedAt"`
+	// Protocol is oidc or saml; SAML is the SAML part (sso_saml.go).
+	Protocol string        `json:"protocol"`
+	SAML     *SAMLSettings `json:"saml"`
 
 	OrganizationID string `json:"-"`
 	SealedSecret   []byte `json:"-"`
@@ -61,6 +64,10 @@ type SSOSettingsInput struct {
 	RoleMapping     []SSORoleMapping `json:"roleMapping"`
 	SSORequired     bool             `json:"ssoRequired"`
 	OwnerBreakGlass *bool            `json:"ownerBreakGlass"`
+	// Protocol absent keeps the stored one; SAML absent keeps the stored
+	// SAML part.
+	Protocol string             `json:"protocol"`
+	SAML     *SAMLSettingsInput `json:"saml"`
 }
 
 // SSOFlow is a sign-in in flight, keyed by the hash of its state.
@@ -144,6 +151,9 @@ type SSOError struct {
 
 func (e *SSOError) Error() string { return e.Msg }
 
+// OIDCCallbackPath is the redirect URI's path under the public URL.
+const OIDCCallbackPath = "/sso/oidc/callback"
+
 // ssoFlowLifetime bounds the time between leaving for the identity
 // provider and coming back.
 const ssoFlowLifetime = 10 * time.Minute
@@ -168,12 +178,15 @@ func (a *App) GetSSOSettings(ctx context.Context) (*SSOSettings, error) {
 func (a *App) ssoSettings(ctx context.Context, orgID string) (*SSOSettings, error) {
 	s, err := a.store.GetSSOSettings(ctx, orgID)
 	if errors.Is(err, ErrNotFound) {
-		return ssoDefaults(orgID), nil
+		s, err = ssoDefaults(orgID), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sso settings: %w", err)
 	}
 	s.ClientSecretSet = len(s.SealedSecret) > 0
+	if err := a.loadSAML(ctx, s); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -189,6 +202,10 @@ func (a *App) PutSSOSettings(ctx context.Context, in SSOSettingsInput) (*SSOSett
 		return nil, err
 	}
 	s, v := a.validateSSO(p, before, in)
+	a.validateSAML(ctx, before, in, s, v)
+	if err := a.finishSAML(s, v); err != nil {
+		return nil, err
+	}
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
@@ -202,7 +219,7 @@ func (a *App) PutSSOSettings(ctx context.Context, in SSOSettingsInput) (*SSOSett
 		}
 	}
 	s.ClientSecretSet = len(s.SealedSecret) > 0
-	if s.Enabled && !s.ClientSecretSet {
+	if s.Enabled && !s.ClientSecretSet && s.Protocol != SSOProtocolSAML {
 		v.Add("clientSecret", CodeRequired, nil, "clientSecret is required to enable single sign-on")
 		return nil, v.Err()
 	}
@@ -215,6 +232,9 @@ func (a *App) PutSSOSettings(ctx context.Context, in SSOSettingsInput) (*SSOSett
 			return err
 		}
 		if err := a.store.PutSSOSettings(ctx, s); err != nil {
+			return err
+		}
+		if err := a.store.PutSAMLSettings(ctx, p.OrgID, s.Protocol, s.SAML); err != nil {
 			return err
 		}
 		return a.record(ctx, Mutation{Action: "updated", ResourceType: "sso_settings", ResourceID: p.OrgID, Before: before, After: s})
@@ -282,7 +302,7 @@ func (a *App) validateSSO(p *Principal, before *SSOSettings, in SSOSettingsInput
 		}
 		s.RoleMapping = append(s.RoleMapping, m)
 	}
-	if s.Enabled {
+	if s.Enabled && in.Protocol != SSOProtocolSAML && (in.Protocol == SSOProtocolOIDC || before.Protocol != SSOProtocolSAML) {
 		if s.Issuer == "" {
 			v.Add("issuer", CodeRequired, nil, "issuer is required to enable single sign-on")
 		}
@@ -304,6 +324,8 @@ type SSOTestResult struct {
 	OK        bool           `json:"ok"`
 	Message   string         `json:"message"`
 	Discovery *OIDCDiscovery `json:"discovery"`
+	// SAML is what the identity provider's metadata says (SAML only).
+	SAML *SAMLIdP `json:"saml"`
 }
 
 // TestSSO reads the issuer's discovery document and keys with the stored
@@ -318,6 +340,8 @@ func (a *App) TestSSO(ctx context.Context) (*SSOTestResult, error) {
 		return nil, err
 	}
 	switch {
+	case s.Protocol == SSOProtocolSAML:
+		return a.testSAML(ctx, s), nil
 	case s.Issuer == "":
 		return &SSOTestResult{Message: "No issuer is set."}, nil
 	case a.oidc == nil:
@@ -371,9 +395,9 @@ func ssoName(s *SSOSettings) string {
 }
 
 // BeginSSO starts a sign-in with the organization's identity provider and
-// returns the address to send the browser to. next is the local page to
-// land on afterwards.
-func (a *App) BeginSSO(ctx context.Context, orgID, redirectURL, next string) (string, error) {
+// returns the address to send the browser to. baseURL is the appliance's
+// public URL; next is the local page to land on afterwards.
+func (a *App) BeginSSO(ctx context.Context, orgID, baseURL, next string) (string, error) {
 	if !HasPrefix(orgID, PrefixOrganization) {
 		return "", &SSOError{Msg: "This organization does not use single sign-on."}
 	}
@@ -384,6 +408,13 @@ func (a *App) BeginSSO(ctx context.Context, orgID, redirectURL, next string) (st
 	if err != nil {
 		return "", fmt.Errorf("begin sso: %w", err)
 	}
+	if err := a.loadSAML(ctx, s); err != nil {
+		return "", err
+	}
+	if s.Protocol == SSOProtocolSAML {
+		return a.beginSAML(ctx, s, baseURL, next)
+	}
+	redirectURL := baseURL + OIDCCallbackPath
 	if a.oidc == nil {
 		return "", &SSOError{Msg: "Single sign-on is not available on this appliance.", Upstream: true}
 	}

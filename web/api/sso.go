@@ -20,6 +20,7 @@ const SSOCallbackPath = "/sso/oidc/callback"
 
 func (s *Server) ssoView(r *http.Request, st *app.SSOSettings) *app.SSOSettings {
 	st.RedirectURI = s.BaseURL(r) + SSOCallbackPath
+	app.FillSAMLURLs(st, s.BaseURL(r))
 	return st
 }
 

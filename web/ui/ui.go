@@ -254,6 +254,7 @@ func (s *Server) newUI() (*ui, error) {
 	page("POST", "/logout", uiSignedIn, s.uiLogout)
 	page("POST", "/org", uiSignedIn, s.uiSwitchOrg)
 	s.uiPageRoutes(page)
+	s.uiSAMLACSRoute(rt)
 	return u, nil
 }
 

@@ -62,6 +62,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiQuestionnaireRoutes(page)
 	s.uiNotificationRoutes(page)
 	s.uiSSORoutes(page)
+	s.uiSAMLRoutes(page)
 	s.uiAnswerRoutes(page)
 	s.uiPeopleRoutes(page)
 	s.uiCommentRoutes(page)

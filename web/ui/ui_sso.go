@@ -53,7 +53,7 @@ func (s *Server) ssoFailure(w http.ResponseWriter, r *http.Request, v *view, err
 
 func (s *Server) uiSSOStart(w http.ResponseWriter, r *http.Request, v *view) error {
 	next := localPath(r.URL.Query().Get("next"))
-	to, err := s.app.BeginSSO(r.Context(), mux.Vars(r)["org"], s.BaseURL(r)+ssoCallbackPath, next)
+	to, err := s.app.BeginSSO(r.Context(), mux.Vars(r)["org"], s.BaseURL(r), next)
 	if err != nil {
 		return s.ssoFailure(w, r, v, err)
 	}
@@ -124,6 +124,7 @@ func (s *Server) ssoPageWith(w http.ResponseWriter, r *http.Request, v *view, st
 		"Mapping": strings.Join(mapping, "\n"), "RedirectURI": s.BaseURL(r) + ssoCallbackPath,
 		"StartURL": "/sso/" + url.PathEscape(v.P.OrgID) + "/start?next=" + url.QueryEscape("/settings/sso"),
 		"SCIM":     scim, "SCIMURL": s.BaseURL(r) + "/scim/v2", "NewToken": newToken}
+	s.samlPageData(r, v, st)
 	return s.page(w, r, "sso_settings", v)
 }
 
@@ -151,6 +152,7 @@ func (s *Server) uiSaveSSOSettings(w http.ResponseWriter, r *http.Request, v *vi
 	in := app.SSOSettingsInput{Enabled: f.Get("enabled") == "on", DisplayName: f.Get("displayName"), Issuer: f.Get("issuer"),
 		ClientID: f.Get("clientId"), AllowedDomains: ssoLines(f.Get("allowedDomains")), GroupsClaim: f.Get("groupsClaim"),
 		SSORequired: f.Get("ssoRequired") == "on", OwnerBreakGlass: &breakGlass, RoleMapping: []app.SSORoleMapping{}}
+	in.Protocol, in.SAML = samlFormInput(f)
 	if sec := f.Get("clientSecret"); sec != "" {
 		in.ClientSecret = &sec
 	}
@@ -170,7 +172,7 @@ func (s *Server) uiSaveSSOSettings(w http.ResponseWriter, r *http.Request, v *vi
 	if errors.As(err, &ve) {
 		st := &app.SSOSettings{Enabled: in.Enabled, DisplayName: in.DisplayName, Issuer: in.Issuer, ClientID: in.ClientID,
 			AllowedDomains: in.AllowedDomains, GroupsClaim: in.GroupsClaim, RoleMapping: in.RoleMapping,
-			SSORequired: in.SSORequired, OwnerBreakGlass: breakGlass}
+			SSORequired: in.SSORequired, OwnerBreakGlass: breakGlass, Protocol: in.Protocol, SAML: samlFormSettings(in.SAML)}
 		errs := map[string]string{}
 		for k := range ve.Fields {
 			msg := ve.Msgs[k]
