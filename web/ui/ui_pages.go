@@ -651,7 +651,7 @@ func (s *Server) vendorForm(w http.ResponseWriter, r *http.Request, v *view, vd 
 	if err := s.addVendorQuestionnaires(r, v, vd.ID); err != nil {
 		return err
 	}
-	if err := s.addVendorAssessments(r, v, vd.ID); err != nil {
+	if done, err := s.addVendorAssessments(w, r, v, vd.ID); done || err != nil {
 		return err
 	}
 	if err := s.addAttachments(r, v, app.EntityVendor, "vendors", vd.ID); err != nil {
