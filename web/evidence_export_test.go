@@ -192,3 +192,43 @@ func exportNames(m map[string]string) []string {
 	}
 	return out
 }
+
+// TestUITaskEvidenceExport: the task's automations page offers the ZIP and
+// each automation's PDF; the downloads work for an auditor and the
+// assignee, and are 404 for another organization.
+func TestUITaskEvidenceExport(t *testing.T) {
+	t.Parallel()
+	e := newTestServer(t)
+	x := newEvidenceExportFixture(t, e)
+	auditor := e.browser()
+	auditor.signIn(x.f.auditor)
+	rec := auditor.get("/tasks/" + x.f.task + "/automations")
+	wantStatus(t, rec, http.StatusOK)
+	base := "/tasks/" + x.f.task + "/evidence/"
+	wantBody(t, rec, `href="`+base+`export"`, `href="`+base+`export?includeJson=true"`, `href="`+base+`automation/`+x.script+`/pdf"`,
+		`href="`+base+`automation/`+x.browser+`/pdf"`)
+	rec = auditor.get(base + "export?includeJson=true")
+	wantStatus(t, rec, http.StatusOK)
+	if rec.Header().Get("Content-Type") != "application/zip" || !bytes.HasPrefix(rec.Body.Bytes(), []byte("PK")) {
+		t.Errorf("zip download: %q", rec.Header().Get("Content-Type"))
+	}
+	rec = auditor.get(base + "automation/" + x.browser + "/pdf")
+	wantStatus(t, rec, http.StatusOK)
+	if !bytes.HasPrefix(rec.Body.Bytes(), []byte("%PDF-")) {
+		t.Error("pdf download is not a PDF")
+	}
+	wantBody(t, auditor.get("/tasks/"+x.f.task+"/automations/"+x.script), `href="`+base+`automation/`+x.script+`/pdf"`)
+	// The fixture's task is the employee's own: its evidence and scripts
+	// are theirs to export, browser automations are not.
+	employee := e.browser()
+	employee.signIn(x.f.employee)
+	wantStatus(t, employee.get(base+"export"), http.StatusOK)
+	wantStatus(t, employee.get(base+"automation/"+x.script+"/pdf"), http.StatusOK)
+	wantStatus(t, employee.get(base+"automation/"+x.browser+"/pdf"), http.StatusNotFound)
+	// Another organization's person gets 404.
+	o := e.uiFixture("Elsewhere")
+	stranger := e.browser()
+	stranger.signIn(o.owner)
+	wantStatus(t, stranger.get(base+"export"), http.StatusNotFound)
+	wantStatus(t, stranger.get(base+"automation/"+x.script+"/pdf"), http.StatusNotFound)
+}

@@ -53,10 +53,16 @@ func (s *Server) uiTaskAutomations(w http.ResponseWriter, r *http.Request, v *vi
 		return err
 	}
 	lv.EmptyText = "No run yet: an automation runs on its schedule, or open one and press Run now."
+	var browser []app.BrowserAutomation
+	if !v.P.SeesOnlyAssigned() {
+		if browser, err = s.app.ListBrowserAutomations(r.Context(), t.ID); err != nil {
+			return err
+		}
+	}
 	v.Title, v.Section = "Automations of "+t.Title, "tasks"
 	v.Data = map[string]any{"Task": t, "Automations": autos.Items, "Runs": runs, "List": lv, "Templates": tpls,
 		"Frequencies": []string{"daily", "weekly", "monthly", "quarterly", "yearly"}, "Template": r.URL.Query().Get("template"),
-		"RunStatuses": automationRunStatuses, "Verdicts": verdicts, "RunFilter": r.URL.Query()}
+		"RunStatuses": automationRunStatuses, "Verdicts": verdicts, "RunFilter": r.URL.Query(), "BrowserAutomations": browser}
 	return s.page(w, r, "task_automations", v)
 }
 
