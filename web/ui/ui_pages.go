@@ -81,6 +81,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiEvidenceRoutes(page)
 
 	s.uiIncidentRoutes(page)
+	s.uiPentestOSVRoutes(page)
 	s.uiPentestRoutes(page)
 	s.uiBrowserRoutes(page)
 	s.uiIntegrationRoutes(page)
