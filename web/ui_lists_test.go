@@ -148,6 +148,7 @@ func TestUIListPages(t *testing.T) {
 		{"/training", "title", "", "modules"},
 		{"/frameworks/" + f.frameworkID, "title", "", "requirements"},
 	}
+	lists = append(lists, runListPages(t, e, f)...)
 	b := e.browser()
 	b.signIn(f.owner)
 	for _, l := range lists {

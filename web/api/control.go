@@ -275,7 +275,14 @@ func (s *Server) listTaskEvidence(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	httpx.WriteList(w, p, l)
+	autos, err := s.app.TaskEvidenceAutomations(r.Context(), pathID(r, "taskId"))
+	if err != nil {
+		return err
+	}
+	if l.Items == nil {
+		l.Items = []app.Evidence{}
+	}
+	httpx.WriteJSON(w, http.StatusOK, taskEvidenceBody{Data: l.Items, Meta: httpx.NewMeta(p, l.Total), Automations: autos})
 	return nil
 }
 

@@ -52,4 +52,5 @@ func (s *Server) routes() {
 	s.integrationTaskRoutes(s.Handle)
 	s.integrationAdminRoutes(s.Handle)
 	s.vendorAssessmentRoutes(s.Handle)
+	s.evidenceExportRoutes(s.Handle)
 }

@@ -73,11 +73,7 @@ const exampleSteps = `[
 ]`
 
 func (s *Server) uiBrowserAutomations(w http.ResponseWriter, r *http.Request, v *view) error {
-	taskID := r.URL.Query().Get("taskId")
-	autos, err := s.app.ListBrowserAutomations(r.Context(), taskID)
-	if err != nil {
-		return err
-	}
+	taskID, last := r.URL.Query().Get("taskId"), r.URL.Query().Get("lastRunStatus")
 	profiles, err := s.app.ListBrowserProfiles(r.Context())
 	if err != nil {
 		return err
@@ -90,11 +86,28 @@ func (s *Server) uiBrowserAutomations(w http.ResponseWriter, r *http.Request, v 
 	for _, t := range tasks.Items {
 		titles[t.ID] = t.Title
 	}
+	form := v.Form
+	ferr := filterEnum(r.URL.Query(), "lastRunStatus", browserRunStatuses)
+	lv, autos, done, err := runList(w, r, v, browserAutomationList(func(id string) string { return titles[id] },
+		keepFetch(func() ([]app.BrowserAutomation, error) {
+			if ferr != nil {
+				return nil, ferr
+			}
+			return s.app.ListBrowserAutomations(r.Context(), taskID)
+		}, func(a app.BrowserAutomation) bool { return last == "" || deref(a.LastRunStatus) == last })))
+	if done {
+		return err
+	}
+	if err != nil && !formErrors(err, v, r) {
+		return err
+	}
+	v.Form = form
 	if v.Form == nil {
 		v.Form = url.Values{"taskId": {taskID}, "steps": {exampleSteps}}
 	}
+	lv.EmptyText = "No browser automation yet: an owner or admin creates one below, for a task whose evidence is a page of an admin console."
 	v.Title, v.Section = "Browser automations", "browser-automations"
-	v.Data = map[string]any{"Automations": autos, "Profiles": profiles, "Tasks": tasks.Items, "Titles": titles, "TaskID": taskID,
+	v.Data = map[string]any{"Automations": autos, "List": lv, "RunStatuses": browserRunStatuses, "LastRunStatus": last, "Profiles": profiles, "Tasks": tasks.Items, "Titles": titles, "TaskID": taskID,
 		"Kinds": app.BrowserStepKinds, "Frequencies": []string{"daily", "weekly", "monthly", "quarterly", "yearly"},
 		"Model": s.app.AssistantModelConfigured()}
 	return s.page(w, r, "browser_automations", v)
@@ -135,20 +148,42 @@ func (s *Server) uiBrowserAutomation(w http.ResponseWriter, r *http.Request, v *
 	if err != nil {
 		return err
 	}
-	runs, err := s.app.ListBrowserRuns(r.Context(), id)
-	if err != nil {
+	q := r.URL.Query()
+	status, verdict := q.Get("status"), q.Get("verdict")
+	ferr := filterEnum(q, "status", browserRunStatuses)
+	if ferr == nil {
+		ferr = filterEnum(q, "verdict", verdicts)
+	}
+	var latest *app.BrowserAutomationRun
+	form := v.Form
+	lv, runs, done, err := runList(w, r, v, browserRunList(keepFetch(func() ([]app.BrowserAutomationRun, error) {
+		if ferr != nil {
+			return nil, ferr
+		}
+		all, err := s.app.ListBrowserRuns(r.Context(), id)
+		if len(all) > 0 {
+			latest = &all[0]
+		}
+		return all, err
+	}, func(run app.BrowserAutomationRun) bool {
+		return (status == "" || run.Status == status) && (verdict == "" || deref(run.EvaluationStatus) == verdict)
+	})))
+	if done {
 		return err
 	}
-	if len(runs) > 20 {
-		runs = runs[:20]
+	if err != nil && !formErrors(err, v, r) {
+		return err
 	}
-	active := len(runs) > 0 && (runs[0].Status == app.BrowserRunRunning || runs[0].Status == app.BrowserRunPending)
+	v.Form = form
+	lv.EmptyText = "No run yet: Run now starts one on this appliance's Chromium; scheduled runs follow the automation's schedule."
+	active := latest != nil && (latest.Status == app.BrowserRunRunning || latest.Status == app.BrowserRunPending)
 	if active {
 		v.Refresh = 2
 	}
 	steps, _ := json.MarshalIndent(au.Steps, "", "  ")
 	v.Title, v.Section = "Browser automation "+au.Name, "browser-automations"
-	v.Data = map[string]any{"A": au, "Runs": runs, "Active": active, "StepsJSON": string(steps)}
+	v.Data = map[string]any{"A": au, "Runs": runs, "List": lv, "Active": active, "StepsJSON": string(steps),
+		"RunStatuses": browserRunStatuses, "Verdicts": verdicts, "RunFilter": q}
 	return s.page(w, r, "browser_automation", v)
 }
 

@@ -39,10 +39,18 @@ func (s *Server) uiCloudSecurity(w http.ResponseWriter, r *http.Request, v *view
 	if err != nil {
 		return err
 	}
-	findings, err := s.app.ListCloudFindings(r.Context(), f)
-	if err != nil {
+	form := v.Form
+	lv, findings, done, err := runList(w, r, v, cloudFindingList(sliceFetch(func() ([]app.CloudFinding, error) {
+		return s.app.ListCloudFindings(r.Context(), f)
+	})))
+	if done {
 		return err
 	}
+	if err != nil && !formErrors(err, v, r) {
+		return err
+	}
+	v.Form = form
+	lv.EmptyText = "No finding: every resource the scans looked at passes. Scan now re-checks a connection."
 	open, err := s.app.ListCloudFindings(r.Context(), app.CloudFindingFilter{ConnectionID: f.ConnectionID, Status: app.CloudFindingOpen})
 	if err != nil {
 		return err
@@ -91,7 +99,7 @@ func (s *Server) uiCloudSecurity(w http.ResponseWriter, r *http.Request, v *view
 	v.Title, v.Section = "Cloud security", "cloud-security"
 	v.Data = map[string]any{"Providers": provs, "Connections": conns, "Findings": findings, "Excepted": excepted, "BySeverity": sev,
 		"ByService": svc, "Services": sortedSet(services), "Severities": app.FindingSeverities, "Statuses": app.CloudFindingStatuses,
-		"Filter": f, "Chart": chart, "Open": len(open)}
+		"Filter": f, "Chart": chart, "Open": len(open), "List": lv}
 	return s.page(w, r, "cloud_security", v)
 }
 

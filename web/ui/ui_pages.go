@@ -82,6 +82,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiEvidenceRoutes(page)
 
 	s.uiIncidentRoutes(page)
+	s.uiPentestOSVRoutes(page)
 	s.uiPentestRoutes(page)
 	s.uiBrowserRoutes(page)
 	s.uiIntegrationRoutes(page)
@@ -89,6 +90,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiCloudSecurityRoutes(page)
 	s.uiTrainingRoutes(page)
 	s.uiSyncRoutes(page)
+	s.uiEvidenceExportRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)
@@ -652,7 +654,7 @@ func (s *Server) vendorForm(w http.ResponseWriter, r *http.Request, v *view, vd 
 	if err := s.addVendorQuestionnaires(r, v, vd.ID); err != nil {
 		return err
 	}
-	if err := s.addVendorAssessments(r, v, vd.ID); err != nil {
+	if done, err := s.addVendorAssessments(w, r, v, vd.ID); done || err != nil {
 		return err
 	}
 	if err := s.addAttachments(r, v, app.EntityVendor, "vendors", vd.ID); err != nil {

@@ -31,10 +31,20 @@ func (s *Server) uiSyncConnection(w http.ResponseWriter, r *http.Request, v *vie
 	if err != nil {
 		return err
 	}
-	runs, err := s.app.ListSyncRuns(ctx, app.SyncRunFilter{ConnectionID: c.ID, Page: app.Page{Page: 1, PerPage: 50}})
-	if err != nil {
+	form := v.Form
+	status := r.URL.Query().Get("status")
+	lv, runs, done, err := runList(w, r, v, syncRunList(func(p app.Page) ([]app.SyncRun, int, error) {
+		l, err := s.app.ListSyncRuns(ctx, app.SyncRunFilter{ConnectionID: c.ID, Status: status, Page: p})
+		return l.Items, l.Total, err
+	}))
+	if done {
 		return err
 	}
+	if err != nil && !formErrors(err, v, r) {
+		return err
+	}
+	v.Form = form
+	lv.EmptyText = "No sync yet: Sync now (or a dry run) starts the first; scheduled syncs follow the employee sync provider's frequency."
 	emp, err := s.app.GetSyncProvider(ctx, app.SyncSettingEmployee)
 	if err != nil {
 		return err
@@ -51,7 +61,8 @@ func (s *Server) uiSyncConnection(w http.ResponseWriter, r *http.Request, v *vie
 		v.Data = map[string]any{}
 	}
 	d := v.Data.(map[string]any)
-	d["C"], d["Runs"], d["RunTotal"], d["Employee"], d["TwoFactor"], d["Sources"] = c, runs.Items, runs.Total, emp.Provider, tf.Provider, sources.Providers
+	d["C"], d["Runs"], d["Employee"], d["TwoFactor"], d["Sources"] = c, runs, emp.Provider, tf.Provider, sources.Providers
+	d["List"], d["RunStatuses"], d["RunStatus"] = lv, app.SyncRunStatuses, status
 	v.Title, v.Section = c.Name+": directory sync", "integrations"
 	return s.page(w, r, "sync", v)
 }

@@ -44,17 +44,25 @@ func (s *Server) uiTaskAutomations(w http.ResponseWriter, r *http.Request, v *vi
 	if err != nil {
 		return err
 	}
-	runs, err := s.app.ListAutomationRuns(r.Context(), app.AutomationRunFilter{TaskID: t.ID, Page: app.Page{Page: 1, PerPage: 20}})
-	if err != nil {
+	lv, runs, done, err := s.automationRuns(w, r, v, t.ID, "")
+	if done || err != nil {
 		return err
 	}
 	tpls, err := s.app.ListAutomationTemplates(r.Context())
 	if err != nil {
 		return err
 	}
+	lv.EmptyText = "No run yet: an automation runs on its schedule, or open one and press Run now."
+	var browser []app.BrowserAutomation
+	if !v.P.SeesOnlyAssigned() {
+		if browser, err = s.app.ListBrowserAutomations(r.Context(), t.ID); err != nil {
+			return err
+		}
+	}
 	v.Title, v.Section = "Automations of "+t.Title, "tasks"
-	v.Data = map[string]any{"Task": t, "Automations": autos.Items, "Runs": runs.Items, "Templates": tpls,
-		"Frequencies": []string{"daily", "weekly", "monthly", "quarterly", "yearly"}, "Template": r.URL.Query().Get("template")}
+	v.Data = map[string]any{"Task": t, "Automations": autos.Items, "Runs": runs, "List": lv, "Templates": tpls,
+		"Frequencies": []string{"daily", "weekly", "monthly", "quarterly", "yearly"}, "Template": r.URL.Query().Get("template"),
+		"RunStatuses": automationRunStatuses, "Verdicts": verdicts, "RunFilter": r.URL.Query(), "BrowserAutomations": browser}
 	return s.page(w, r, "task_automations", v)
 }
 
@@ -118,12 +126,14 @@ func (s *Server) uiTaskAutomation(w http.ResponseWriter, r *http.Request, v *vie
 	if err != nil {
 		return err
 	}
-	runs, err := s.app.ListAutomationRuns(ctx, app.AutomationRunFilter{TaskID: t.ID, AutomationID: a.ID, Page: app.Page{Page: 1, PerPage: 20}})
-	if err != nil {
+	lv, runs, done, err := s.automationRuns(w, r, v, t.ID, a.ID)
+	if done || err != nil {
 		return err
 	}
-	d := map[string]any{"Task": t, "A": a, "Versions": versions.Items, "Runs": runs.Items,
-		"Frequencies": []string{"daily", "weekly", "monthly", "quarterly", "yearly"}}
+	lv.EmptyText = "No run yet: Run now starts one (the automation needs a script version)."
+	d := map[string]any{"Task": t, "A": a, "Versions": versions.Items, "Runs": runs, "List": lv,
+		"Frequencies": []string{"daily", "weekly", "monthly", "quarterly", "yearly"},
+		"RunStatuses": automationRunStatuses, "Verdicts": verdicts, "RunFilter": r.URL.Query()}
 	script := ""
 	if len(versions.Items) > 0 {
 		script = versions.Items[0].Script
@@ -139,8 +149,8 @@ func (s *Server) uiTaskAutomation(w http.ResponseWriter, r *http.Request, v *vie
 			return err
 		}
 		d["Run"] = run
-	} else if len(runs.Items) > 0 {
-		if run, err := s.app.GetAutomationRun(ctx, t.ID, a.ID, runs.Items[0].ID); err == nil {
+	} else if len(runs) > 0 {
+		if run, err := s.app.GetAutomationRun(ctx, t.ID, a.ID, runs[0].ID); err == nil {
 			d["Run"] = run
 		}
 	}
@@ -214,4 +224,46 @@ func (s *Server) uiRunTaskAutomation(w http.ResponseWriter, r *http.Request, v *
 		return err
 	}
 	return redirect(w, r, "/tasks/"+url.PathEscape(id(r))+"/automations/"+url.PathEscape(automationID(r))+"?done=automation-run")
+}
+
+// automationRuns is the list of a task's automation runs (of one
+// automation when automationID is set) on the list component, filtered by
+// automation, status and verdict (pass, fail) from the URL. done is true
+// when an export was written.
+func (s *Server) automationRuns(w http.ResponseWriter, r *http.Request, v *view, taskID, automationID string) (*listView, []app.TaskAutomationRun, bool, error) {
+	q := r.URL.Query()
+	auto, status, verdict := q.Get("automation"), q.Get("status"), q.Get("verdict")
+	if automationID != "" {
+		auto = automationID
+	}
+	form := v.Form
+	var ferr error
+	for _, e := range []error{filterEnum(q, "status", automationRunStatuses), filterEnum(q, "verdict", verdicts)} {
+		if e != nil && ferr == nil {
+			ferr = e
+		}
+	}
+	name := "automation-runs"
+	if automationID != "" {
+		name = "automation-" + automationID + "-runs"
+	}
+	fetch := keepFetch(func() ([]app.TaskAutomationRun, error) {
+		if ferr != nil {
+			return nil, ferr
+		}
+		return pagedAll(func(p app.Page) (app.List[app.TaskAutomationRun], error) {
+			return s.app.ListAutomationRuns(r.Context(), app.AutomationRunFilter{TaskID: taskID, AutomationID: auto, Page: p})
+		})
+	}, func(run app.TaskAutomationRun) bool {
+		return (status == "" || run.Status == status) && (verdict == "" || deref(run.EvaluationStatus) == verdict)
+	})
+	lv, runs, done, err := runList(w, r, v, automationRunList(name, fetch))
+	if done {
+		return lv, nil, true, err
+	}
+	if err != nil && !formErrors(err, v, r) {
+		return lv, nil, false, err
+	}
+	v.Form = form
+	return lv, runs, false, nil
 }
