@@ -29,6 +29,7 @@ type DB struct {
 	path string
 	gc   *committer
 	rs   *stmtCache
+	ws   *writerStmts
 	// commitObserver, when set, sees every group commit: the calls it
 	// acknowledged and how long COMMIT (with its fsync) took.
 	commitObserver atomic.Pointer[func(calls int, d time.Duration)]
@@ -76,7 +77,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
-	db := &DB{w: w, r: r, path: path, rs: newStmtCache(r)}
+	db := &DB{w: w, r: r, path: path, rs: newStmtCache(r), ws: newWriterStmts(w)}
 	db.startCommitter()
 	return db, nil
 }
@@ -84,7 +85,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 // Close stops the group committer and closes both pools.
 func (db *DB) Close() error {
 	db.stopCommitter()
-	return errors.Join(db.rs.close(), db.r.Close(), db.w.Close())
+	return errors.Join(db.rs.close(), db.ws.close(), db.r.Close(), db.w.Close())
 }
 
 // Ping checks that the database answers.
@@ -104,6 +105,7 @@ type txKey struct{}
 type txState struct {
 	tx    *sql.Tx
 	depth int
+	batch *txBatch // nil outside a group commit
 }
 
 // InTx runs fn in a write transaction. A nested call joins the outer
@@ -113,22 +115,23 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) (err
 		st.depth++
 		name := fmt.Sprintf("sp%d", st.depth)
 		defer func() { st.depth-- }()
-		if _, err := st.tx.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
+		q := txQuerier{st}
+		if _, err := q.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
 			return fmt.Errorf("savepoint: %w", err)
 		}
 		defer func() {
 			if p := recover(); p != nil {
-				_, _ = st.tx.ExecContext(ctx, "ROLLBACK TO "+name)
-				_, _ = st.tx.ExecContext(ctx, "RELEASE "+name)
+				_, _ = q.ExecContext(ctx, "ROLLBACK TO "+name)
+				_, _ = q.ExecContext(ctx, "RELEASE "+name)
 				panic(p)
 			}
 		}()
 		if err := fn(ctx); err != nil {
-			_, rbErr := st.tx.ExecContext(ctx, "ROLLBACK TO "+name)
-			_, relErr := st.tx.ExecContext(ctx, "RELEASE "+name)
+			_, rbErr := q.ExecContext(ctx, "ROLLBACK TO "+name)
+			_, relErr := q.ExecContext(ctx, "RELEASE "+name)
 			return errors.Join(err, rbErr, relErr)
 		}
-		_, err := st.tx.ExecContext(ctx, "RELEASE "+name)
+		_, err := q.ExecContext(ctx, "RELEASE "+name)
 		return err
 	}
 	return db.groupCommit(ctx, fn)
@@ -138,7 +141,7 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) (err
 // prepared statement cache).
 func (db *DB) rd(ctx context.Context) querier {
 	if st, ok := ctx.Value(txKey{}).(*txState); ok {
-		return st.tx
+		return txQuerier{st}
 	}
 	return cachedReader{db.rs}
 }
@@ -146,7 +149,7 @@ func (db *DB) rd(ctx context.Context) querier {
 // wr returns the transaction in ctx, else the writer connection.
 func (db *DB) wr(ctx context.Context) querier {
 	if st, ok := ctx.Value(txKey{}).(*txState); ok {
-		return st.tx
+		return txQuerier{st}
 	}
 	return db.w
 }
