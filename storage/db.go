@@ -30,6 +30,7 @@ type DB struct {
 	gc   *committer
 	rs   *stmtCache
 	ws   *writerStmts
+	rm   *readModel
 	// commitObserver, when set, sees every group commit: the calls it
 	// acknowledged and how long COMMIT (with its fsync) took.
 	commitObserver atomic.Pointer[func(calls int, d time.Duration)]
@@ -77,7 +78,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
-	db := &DB{w: w, r: r, path: path, rs: newStmtCache(r), ws: newWriterStmts(w)}
+	db := &DB{w: w, r: r, path: path, rs: newStmtCache(r), ws: newWriterStmts(w), rm: newReadModel(DefaultReadCacheBytes)}
 	db.startCommitter()
 	return db, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"sync"
 )
 
@@ -33,6 +34,9 @@ func newWriterStmts(db *sql.DB) *writerStmts {
 // lookup returns the prepared statement for query, or nil (the caller
 // runs the query unprepared) after queueing it to be prepared.
 func (c *writerStmts) lookup(query string) *sql.Stmt {
+	if !cacheableWrite(query) {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st := c.m[query]; st != nil {
@@ -75,6 +79,21 @@ func (c *writerStmts) preparePending(ctx context.Context) {
 			_ = st.Close()
 		}
 	}
+}
+
+// cacheableWrite reports whether query is one statement of the kinds a
+// write path repeats (not a migration's script or a schema change).
+func cacheableWrite(query string) bool {
+	q := strings.TrimSpace(query)
+	if strings.Contains(strings.TrimRight(q, "; \t\n"), ";") {
+		return false
+	}
+	word, _, _ := strings.Cut(q, " ")
+	switch strings.ToUpper(word) {
+	case "INSERT", "UPDATE", "DELETE", "SELECT", "WITH", "REPLACE", "SAVEPOINT", "RELEASE", "ROLLBACK":
+		return true
+	}
+	return false
 }
 
 func (c *writerStmts) close() error {
