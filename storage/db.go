@@ -38,12 +38,24 @@ type DB struct {
 
 var _ app.Store = (*DB)(nil)
 
+// extraPragmas are added to every connection (benchmarks compare page
+// cache and memory-mapping settings with it).
+var extraPragmas []string
+
 func dsn(path string, readOnly bool) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(5000)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "foreign_keys(ON)")
+	// Reads map the database file instead of copying pages through
+	// pread into each connection's page cache: 10-30% less CPU per list
+	// page read from SQLite (BenchmarkPageCache); a 64 MiB page cache per
+	// connection gained less and costs memory per connection.
+	q.Add("_pragma", "mmap_size(268435456)")
+	for _, p := range extraPragmas {
+		q.Add("_pragma", p)
+	}
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
 	} else {
