@@ -312,3 +312,51 @@ func BenchmarkReadModel(b *testing.B) {
 		})
 	}
 }
+
+// TestReadModelUpgrade migrates a seeded database of the schema before
+// the read model: the data is untouched, the read model starts with no
+// counters, and a write by another connection after the upgrade is seen.
+func TestReadModelUpgrade(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "up.db")
+	db, err := storage.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.MigrateTo(ctx, 1149); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := bench.Seed(ctx, db, app.New(db, nil, nil, app.Config{}), 2, 0.5, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	org := ds.Orgs[0]
+	f := app.VendorFilter{Page: app.Page{Page: 1, PerPage: 50}}
+	before, err := db.ListVendors(ctx, org.ID, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, err := db.ListVendors(ctx, org.ID, f)
+	if err != nil || !reflect.DeepEqual(before, after) || after.Total == 0 {
+		t.Fatalf("vendors changed by the upgrade (%v): total %d then %d", err, before.Total, after.Total)
+	}
+	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`UPDATE vendors SET name = 'Renamed after upgrade' WHERE organization_id = ? AND id = ?`, org.ID, after.Items[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.ListVendors(ctx, org.ID, f)
+	if err != nil || got.Items[0].Name != "Renamed after upgrade" {
+		t.Fatalf("cached list missed a write after the upgrade (%v): %q", err, got.Items[0].Name)
+	}
+	if st := db.ReadCacheStats(); st.Misses == 0 {
+		t.Fatalf("the read model was not used after the upgrade: %+v", st)
+	}
+}
