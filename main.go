@@ -60,6 +60,7 @@ func rootCmd() *cobra.Command {
 	v.SetDefault("max_upload_mb", 50)
 	v.SetDefault("enterprise_rate_per_minute", 3000)
 	v.SetDefault("enterprise_burst", 6000)
+	v.SetDefault("read_cache_mb", storage.DefaultReadCacheBytes>>20)
 	v.SetDefault("shutdown_timeout", "30s")
 	v.SetDefault("session_idle_timeout", "8h")
 	v.SetDefault("session_absolute_timeout", "168h")
@@ -159,6 +160,7 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 	for _, m := range applied {
 		log.Info("migration applied", slog.String("name", m))
 	}
+	db.SetReadCacheBudget(v.GetInt64("read_cache_mb") << 20)
 	files, err := storage.NewFiles(dir.FilesPath())
 	if err != nil {
 		db.Close()

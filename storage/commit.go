@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -109,6 +110,7 @@ func (db *DB) commitLoop() {
 			}
 		}
 		db.runBatch(batch)
+		db.ws.preparePending(context.Background())
 	}
 }
 
@@ -122,6 +124,8 @@ func (db *DB) runBatch(batch []*commitReq) {
 		}
 		return
 	}
+	b := &txBatch{ws: db.ws, stmts: map[string]*sql.Stmt{}}
+	q := txQuerier{&txState{tx: tx, batch: b}}
 	var ok []*commitReq
 	abort := func(err error) {
 		_ = tx.Rollback()
@@ -134,7 +138,7 @@ func (db *DB) runBatch(batch []*commitReq) {
 			r.done <- err
 			continue
 		}
-		if _, err := tx.ExecContext(bg, "SAVEPOINT gc"); err != nil {
+		if _, err := q.ExecContext(bg, "SAVEPOINT gc"); err != nil {
 			r.done <- fmt.Errorf("savepoint: %w", err)
 			abort(err)
 			for _, rest := range batch[i+1:] {
@@ -145,10 +149,10 @@ func (db *DB) runBatch(batch []*commitReq) {
 		// A client going away must not interrupt the shared connection
 		// (an interrupt rolls back the whole transaction): the call runs
 		// to its end without its request's cancellation.
-		tctx := context.WithValue(context.WithoutCancel(r.ctx), txKey{}, &txState{tx: tx})
+		tctx := context.WithValue(context.WithoutCancel(r.ctx), txKey{}, &txState{tx: tx, batch: b})
 		ferr := runCall(r, tctx)
 		if ferr == nil && r.panicked == nil {
-			if _, err := tx.ExecContext(bg, "RELEASE gc"); err != nil {
+			if _, err := q.ExecContext(bg, "RELEASE gc"); err != nil {
 				// The transaction is gone (SQLite rolled it back): nothing
 				// of this batch may be acknowledged.
 				r.done <- fmt.Errorf("release savepoint: %w", err)
@@ -161,8 +165,8 @@ func (db *DB) runBatch(batch []*commitReq) {
 			ok = append(ok, r)
 			continue
 		}
-		_, rbErr := tx.ExecContext(bg, "ROLLBACK TO gc")
-		_, relErr := tx.ExecContext(bg, "RELEASE gc")
+		_, rbErr := q.ExecContext(bg, "ROLLBACK TO gc")
+		_, relErr := q.ExecContext(bg, "RELEASE gc")
 		r.done <- ferr
 		if err := errors.Join(rbErr, relErr); err != nil {
 			abort(err)

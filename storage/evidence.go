@@ -33,8 +33,8 @@ func (db *DB) CreateEvidence(ctx context.Context, orgID string, e *app.Evidence)
 	return mapErr(err)
 }
 
-// GetEvidence returns one evidence record.
-func (db *DB) GetEvidence(ctx context.Context, orgID, id string) (*app.Evidence, error) {
+// getEvidenceSQL returns one evidence record.
+func (db *DB) getEvidenceSQL(ctx context.Context, orgID, id string) (*app.Evidence, error) {
 	return scanEvidence(db.rd(ctx).QueryRowContext(ctx, `SELECT `+evidenceColumns+` FROM evidence WHERE organization_id = ? AND id = ?`, orgID, id))
 }
 
@@ -50,8 +50,8 @@ func (db *DB) SetEvidenceTask(ctx context.Context, orgID, id string, taskID *str
 	return affected(res, err)
 }
 
-// ListEvidence returns a page of evidence, newest first.
-func (db *DB) ListEvidence(ctx context.Context, orgID string, f app.EvidenceFilter) (app.List[app.Evidence], error) {
+// listEvidenceSQL returns a page of evidence, newest first.
+func (db *DB) listEvidenceSQL(ctx context.Context, orgID string, f app.EvidenceFilter) (app.List[app.Evidence], error) {
 	where := []string{"organization_id = ?"}
 	args := []any{orgID}
 	if f.ControlID != "" {

@@ -95,14 +95,14 @@ func (db *DB) UpdateFinding(ctx context.Context, orgID string, f *app.Finding) e
 	})
 }
 
-// GetFinding returns one finding with its linked controls.
-func (db *DB) GetFinding(ctx context.Context, orgID, id string) (*app.Finding, error) {
+// getFindingSQL returns one finding with its linked controls.
+func (db *DB) getFindingSQL(ctx context.Context, orgID, id string) (*app.Finding, error) {
 	return scanFindingWithControls(db.rd(ctx).QueryRowContext(ctx, `SELECT `+findingColumns+`, `+findingControlsColumn+`
 		FROM findings WHERE organization_id = ? AND id = ?`, orgID, id))
 }
 
-// ListFindings returns a page of findings matching every filter, oldest first.
-func (db *DB) ListFindings(ctx context.Context, orgID string, f app.FindingFilter) (app.List[app.Finding], error) {
+// listFindingsSQL returns a page of findings matching every filter, oldest first.
+func (db *DB) listFindingsSQL(ctx context.Context, orgID string, f app.FindingFilter) (app.List[app.Finding], error) {
 	where := []string{"organization_id = ?"}
 	args := []any{orgID}
 	add := func(cond string, v ...any) {

@@ -150,5 +150,8 @@ func (db *DB) MigrateTo(ctx context.Context, upTo int) ([]string, error) {
 			done = append(done, m.name)
 		}
 	}
+	if err := db.ensureReadModel(ctx); err != nil {
+		return done, err
+	}
 	return done, nil
 }

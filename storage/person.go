@@ -69,8 +69,8 @@ func (db *DB) UpdateMembership(ctx context.Context, orgID string, p *app.Person)
 	return affected(res, err)
 }
 
-// GetPerson returns a member of the organization with their devices.
-func (db *DB) GetPerson(ctx context.Context, orgID, id string) (*app.Person, error) {
+// getPersonSQL returns a member of the organization with their devices.
+func (db *DB) getPersonSQL(ctx context.Context, orgID, id string) (*app.Person, error) {
 	p, err := scanPerson(db.rd(ctx).QueryRowContext(ctx, `SELECT `+personColumns+`
 		FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.organization_id = ? AND m.user_id = ?`, orgID, id))
 	if err != nil {
@@ -82,8 +82,8 @@ func (db *DB) GetPerson(ctx context.Context, orgID, id string) (*app.Person, err
 	return p, nil
 }
 
-// ListPeople returns a page of members.
-func (db *DB) ListPeople(ctx context.Context, orgID string, f app.PersonFilter) (app.List[app.Person], error) {
+// listPeopleSQL returns a page of members.
+func (db *DB) listPeopleSQL(ctx context.Context, orgID string, f app.PersonFilter) (app.List[app.Person], error) {
 	where := []string{"m.organization_id = ?"}
 	args := []any{orgID}
 	if f.Role != "" {

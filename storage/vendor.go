@@ -89,8 +89,8 @@ func (db *DB) UpdateVendor(ctx context.Context, orgID string, v *app.Vendor) err
 	return affected(res, err)
 }
 
-// GetVendor returns one vendor.
-func (db *DB) GetVendor(ctx context.Context, orgID, id string) (*app.Vendor, error) {
+// getVendorSQL returns one vendor.
+func (db *DB) getVendorSQL(ctx context.Context, orgID, id string) (*app.Vendor, error) {
 	return scanVendor(db.rd(ctx).QueryRowContext(ctx, `SELECT `+vendorColumns+` FROM vendors WHERE organization_id = ? AND id = ?`, orgID, id))
 }
 
@@ -98,8 +98,8 @@ var vendorSortColumns = map[string]string{
 	"name": "name", "createdAt": "id", "updatedAt": "updated_at", "riskScore": "risk_score", "nextReviewDue": "next_review_due",
 }
 
-// ListVendors returns a page of vendors matching every filter.
-func (db *DB) ListVendors(ctx context.Context, orgID string, f app.VendorFilter) (app.List[app.Vendor], error) {
+// listVendorsSQL returns a page of vendors matching every filter.
+func (db *DB) listVendorsSQL(ctx context.Context, orgID string, f app.VendorFilter) (app.List[app.Vendor], error) {
 	where := []string{"organization_id = ?"}
 	args := []any{orgID}
 	add := func(cond string, v any) {
