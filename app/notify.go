@@ -167,7 +167,7 @@ func (a *App) recordNotification(ctx context.Context, n *Notification) (bool, er
 	if err != nil || !ok {
 		return false, err
 	}
-	if n.Delivery != NotificationDeliveryMail || a.mailer == nil {
+	if n.Delivery != NotificationDeliveryMail || a.activeMailer() == nil {
 		return true, nil
 	}
 	q, err := a.QueueMail(ctx, n.OrganizationID, "notification."+n.Kind, MailMessage{To: n.mailTo, Subject: n.Subject,
@@ -347,7 +347,7 @@ const digestBatch = 2000
 // SendDigests mails each person one message with their unmailed digest
 // notifications (the daily digest job). It returns the messages queued.
 func (a *App) SendDigests(ctx context.Context) (int, error) {
-	if a.mailer == nil {
+	if a.activeMailer() == nil {
 		return 0, nil
 	}
 	pending, err := a.store.PendingDigests(ctx, digestBatch)
@@ -426,7 +426,7 @@ func (a *App) MyNotificationSettings(ctx context.Context) (*NotificationSettings
 	if err != nil {
 		return nil, err
 	}
-	out := &NotificationSettings{MailConfigured: a.mailer != nil, Kinds: NotificationKinds, Preferences: map[string]string{},
+	out := &NotificationSettings{MailConfigured: a.activeMailer() != nil, Kinds: NotificationKinds, Preferences: map[string]string{},
 		Deliveries: NotificationDeliveries}
 	for _, k := range NotificationKinds {
 		out.Preferences[k.Kind] = NotificationDeliveryMail
