@@ -80,6 +80,7 @@ type Store interface {
 	DeviceEvidenceStore
 	AgentSignInStore
 	MailSettingsStore
+	SCIMTokenCreatorStore
 }
 
 // Config holds the service-level settings.
