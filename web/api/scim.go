@@ -41,10 +41,8 @@ func (s *Server) scimRoutes(handle routeFunc) {
 	h("DELETE", "/scim/v2/Users/{id}", s.scimDeleteUser)
 	h("GET", "/scim/v2/Groups", s.scimListGroups)
 	h("GET", "/scim/v2/Groups/{id}", s.scimGetGroup)
-	h("POST", "/scim/v2/Groups", s.scimRefuseGroup)
 	h("PUT", "/scim/v2/Groups/{id}", s.scimReplaceGroup)
 	h("PATCH", "/scim/v2/Groups/{id}", s.scimPatchGroup)
-	h("DELETE", "/scim/v2/Groups/{id}", s.scimRefuseGroup)
 }
 
 func (s *Server) getSCIMToken(w http.ResponseWriter, r *http.Request) error {

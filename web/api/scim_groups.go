@@ -13,8 +13,8 @@ import (
 )
 
 // SCIM group writes (RFC 7644 sections 3.5.1 and 3.5.2): the groups are
-// the organization's fixed roles, so creating or deleting one is refused;
-// PUT and PATCH of members change people's roles by the rules of
+// the organization's fixed roles, so there is no route to create or
+// delete one (the method is not allowed); PUT and PATCH of members change people's roles by the rules of
 // app.SCIMChangeGroup (docs/sso.md).
 
 // scimPaging reads startIndex and count.
@@ -36,12 +36,6 @@ func scimPaging(r *http.Request) (start, count int, err error) {
 		count = min(max(n, 0), scimMaxCount)
 	}
 	return start, count, nil
-}
-
-// scimRefuseGroup answers POST /Groups and DELETE /Groups/{id}.
-func (s *Server) scimRefuseGroup(w http.ResponseWriter, r *http.Request) error {
-	return &scimError{Status: http.StatusForbidden, ScimType: "mutability",
-		Detail: "groups are the organization's fixed roles (owner, admin, auditor, employee, contractor): they cannot be created or deleted; change their members instead"}
 }
 
 func scimGroupRole(r *http.Request) (app.Role, error) {
