@@ -29,30 +29,50 @@ func setMailDefaults(v *viper.Viper) {
 // configureMail wires the SMTP client in when mail.smtp_host is set;
 // without it the appliance sends no mail and says so where mail would go.
 func configureMail(v *viper.Viper, a *app.App) error {
+	roots, err := mailRoots(v)
+	if err != nil {
+		return err
+	}
+	// Settings the operator saves in the database (the Appliance pages)
+	// take precedence over these; the CA file, HELO name and timeout of
+	// the configuration apply to both.
+	factory := func(s app.MailSettings) (app.MailSender, error) {
+		c, err := mail.New(mail.Config{Host: s.Host, Port: s.Port, TLS: s.TLS, Username: s.Username, Password: s.Password, From: s.From,
+			HELO: v.GetString("mail.helo"), Timeout: v.GetDuration("mail.timeout"), RootCAs: roots})
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
 	if v.GetString("mail.smtp_host") == "" {
+		a.SetMailerFactory(factory, nil)
 		return nil
 	}
-	var roots *x509.CertPool
-	if f := v.GetString("mail.ca_file"); f != "" {
-		pem, err := os.ReadFile(f)
-		if err != nil {
-			return fmt.Errorf("mail.ca_file: %w", err)
-		}
-		roots = x509.NewCertPool()
-		if !roots.AppendCertsFromPEM(pem) {
-			return fmt.Errorf("mail.ca_file: %s holds no PEM certificate", f)
-		}
-	}
-	c, err := mail.New(mail.Config{
-		Host: v.GetString("mail.smtp_host"), Port: v.GetInt("mail.smtp_port"), TLS: v.GetString("mail.tls"),
-		Username: v.GetString("mail.username"), Password: v.GetString("mail.password"), From: v.GetString("mail.from"),
-		HELO: v.GetString("mail.helo"), Timeout: v.GetDuration("mail.timeout"), RootCAs: roots,
-	})
+	cfg := app.MailSettings{Host: v.GetString("mail.smtp_host"), Port: v.GetInt("mail.smtp_port"), TLS: v.GetString("mail.tls"),
+		Username: v.GetString("mail.username"), Password: v.GetString("mail.password"), From: v.GetString("mail.from")}
+	c, err := factory(cfg)
 	if err != nil {
 		return err
 	}
 	a.SetMailer(c)
+	a.SetMailerFactory(factory, &cfg)
 	return nil
+}
+
+// mailRoots reads mail.ca_file, if set.
+func mailRoots(v *viper.Viper) (*x509.CertPool, error) {
+	var roots *x509.CertPool
+	if f := v.GetString("mail.ca_file"); f != "" {
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("mail.ca_file: %w", err)
+		}
+		roots = x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("mail.ca_file: %s holds no PEM certificate", f)
+		}
+	}
+	return roots, nil
 }
 
 func mailCmd(v *viper.Viper) *cobra.Command {

@@ -82,6 +82,8 @@ type Store interface {
 	VendorAssessmentStore
 	DeviceEvidenceStore
 	AgentSignInStore
+	MailSettingsStore
+	SCIMTokenCreatorStore
 }
 
 // Config holds the service-level settings.
@@ -125,6 +127,8 @@ type App struct {
 	integAdmin adminState
 	// webFetch reads vendors' public pages (SetWebFetcher).
 	webFetch WebFetcher
+	// mailSt holds the SMTP client of the operator's saved settings.
+	mailSt mailState
 }
 
 // New builds the services over a store. now may be nil for time.Now.

@@ -102,12 +102,12 @@ type MailStore interface {
 func (a *App) SetMailer(m MailSender) { a.mailer = m }
 
 // MailConfigured reports whether an SMTP server is configured.
-func (a *App) MailConfigured() bool { return a.mailer != nil }
+func (a *App) MailConfigured() bool { return a.activeMailer() != nil }
 
 // QueueMail writes a message to the outbox, in the transaction of ctx when
 // there is one. orgID is empty for the appliance's own mail.
 func (a *App) QueueMail(ctx context.Context, orgID, kind string, m MailMessage) (*QueuedMail, error) {
-	if a.mailer == nil {
+	if a.activeMailer() == nil {
 		return nil, ErrMailNotConfigured
 	}
 	v := NewValidationError()
@@ -145,7 +145,8 @@ func (a *App) QueueMail(ctx context.Context, orgID, kind string, m MailMessage) 
 // retried with backoff; a permanent one, or the last attempt, fails it.
 // It returns the number of messages sent.
 func (a *App) DeliverMail(ctx context.Context) (int, error) {
-	if a.mailer == nil {
+	mailer := a.activeMailer()
+	if mailer == nil {
 		return 0, nil
 	}
 	sent := 0
@@ -158,7 +159,7 @@ func (a *App) DeliverMail(ctx context.Context) (int, error) {
 		for i := range batch {
 			m := &batch[i]
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mailSendTimeout)
-			err := a.mailer.Send(sctx, MailMessage{ID: m.ID, To: m.To, Subject: m.Subject, Text: m.Text, HTML: m.HTML})
+			err := mailer.Send(sctx, MailMessage{ID: m.ID, To: m.To, Subject: m.Subject, Text: m.Text, HTML: m.HTML})
 			cancel()
 			m.Attempts++
 			at := a.Now()

@@ -28,6 +28,7 @@ const (
 	NotifyTrainingDue        = "training_due"
 	NotifyTrainingCompleted  = "training_completed"
 	NotifyDeviceNonCompliant = "device_noncompliant"
+	NotifyTrustAccess        = "trust_access_requested"
 	NotificationDeliveryMail = "immediate"
 	NotificationDigest       = "digest"
 	NotificationOff          = "off"
@@ -55,6 +56,7 @@ var NotificationKinds = []NotificationKind{
 	{NotifyTrainingAssigned, "Training assigned", "A training module is assigned to you (or assigned again for its yearly renewal).", EventTrainingAssigned, "the person assigned"},
 	{NotifyTrainingDue, "Training due or overdue", "Your training is due within 7 days, or its due date passed.", EventTrainingReminder + ", " + EventTrainingOverdue, "the person assigned"},
 	{NotifyDeviceNonCompliant, "Device not compliant", "A device's last check-in failed a check or missed a required one.", EventDeviceComplianceChanged, "the device's person, owners and admins"},
+	{NotifyTrustAccess, "Trust access requested", "A visitor of the trust portal asks for the NDA-gated documents; someone decides.", EventTrustAccessRequested, "owners and admins"},
 }
 
 // NotificationDeliveries are the choices a person has per kind.
@@ -167,7 +169,7 @@ func (a *App) recordNotification(ctx context.Context, n *Notification) (bool, er
 	if err != nil || !ok {
 		return false, err
 	}
-	if n.Delivery != NotificationDeliveryMail || a.mailer == nil {
+	if n.Delivery != NotificationDeliveryMail || a.activeMailer() == nil {
 		return true, nil
 	}
 	q, err := a.QueueMail(ctx, n.OrganizationID, "notification."+n.Kind, MailMessage{To: n.mailTo, Subject: n.Subject,
@@ -296,6 +298,20 @@ func (a *App) notificationsFor(ctx context.Context, e StoredEvent) []*Notificati
 		if pid := str("personId"); pid != "" {
 			direct = []string{pid}
 		}
+	case EventTrustAccessRequested:
+		who := str("name")
+		if c := str("company"); c != "" {
+			who += " (" + c + ")"
+		}
+		reason := str("reason")
+		if reason == "" {
+			reason = "none given"
+		}
+		kind, link = NotifyTrustAccess, "/trust-requests"
+		// The visitor typed these: one line, bounded, for the subject.
+		subject = clipRunes(strings.Join(strings.Fields("Trust access requested by "+who), " "), 200)
+		body = fmt.Sprintf("%s <%s> asked on %s for access to the NDA-gated documents of your trust portal. Reason: %s. Review the request (%s) and approve or deny it.",
+			who, str("email"), dateTimeOf(str("requestedAt")), reason, str("requestId"))
 	default:
 		return nil
 	}
@@ -347,7 +363,7 @@ const digestBatch = 2000
 // SendDigests mails each person one message with their unmailed digest
 // notifications (the daily digest job). It returns the messages queued.
 func (a *App) SendDigests(ctx context.Context) (int, error) {
-	if a.mailer == nil {
+	if a.activeMailer() == nil {
 		return 0, nil
 	}
 	pending, err := a.store.PendingDigests(ctx, digestBatch)
@@ -426,7 +442,7 @@ func (a *App) MyNotificationSettings(ctx context.Context) (*NotificationSettings
 	if err != nil {
 		return nil, err
 	}
-	out := &NotificationSettings{MailConfigured: a.mailer != nil, Kinds: NotificationKinds, Preferences: map[string]string{},
+	out := &NotificationSettings{MailConfigured: a.activeMailer() != nil, Kinds: NotificationKinds, Preferences: map[string]string{},
 		Deliveries: NotificationDeliveries}
 	for _, k := range NotificationKinds {
 		out.Preferences[k.Kind] = NotificationDeliveryMail

@@ -131,6 +131,22 @@ type TrustAccessRequest struct {
 	TokenExpiresAt  time.Time  `json:"-"`
 }
 
+// EventTrustAccessRequested is raised when a visitor asks for the
+// NDA-gated documents of the trust portal.
+const EventTrustAccessRequested = "trust.access_requested"
+
+// TrustAccessRequestedEventData is the payload of trust.access_requested:
+// who asked and why (never the visitor's token, address or browser).
+type TrustAccessRequestedEventData struct {
+	RequestID   string    `json:"requestId"`
+	Name        string    `json:"name"`
+	Email       string    `json:"email"`
+	Company     string    `json:"company"`
+	Reason      string    `json:"reason"`
+	Status      string    `json:"status"`
+	RequestedAt time.Time `json:"requestedAt"`
+}
+
 // TrustAccessRequestInput is the visitor's request form.
 type TrustAccessRequestInput struct {
 	Name    string `json:"name"`
@@ -660,7 +676,9 @@ func (a *App) RequestTrustAccess(ctx context.Context, slug string, in TrustAcces
 		if err := a.store.CreateTrustRequest(ctx, orgID, r); err != nil {
 			return err
 		}
-		return a.record(ctx, Mutation{Action: "requested", ResourceType: "trust_access_request", ResourceID: r.ID, After: r})
+		return a.record(ctx, Mutation{Action: "requested", ResourceType: "trust_access_request", ResourceID: r.ID, After: r,
+			Events: []Event{{Type: EventTrustAccessRequested, Data: TrustAccessRequestedEventData{RequestID: r.ID, Name: r.Name,
+				Email: r.Email, Company: r.Company, Reason: r.Reason, Status: r.Status, RequestedAt: r.CreatedAt}}}})
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("request trust access: %w", err)

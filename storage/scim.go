@@ -44,3 +44,13 @@ func (db *DB) SCIMTokenOrganization(ctx context.Context, hash string) (string, e
 	err := db.rd(ctx).QueryRowContext(ctx, `SELECT organization_id FROM scim_tokens WHERE token_hash = ?`, hash).Scan(&id)
 	return id, mapErr(err)
 }
+
+// SCIMTokenCreator returns who created the organization's token.
+func (db *DB) SCIMTokenCreator(ctx context.Context, orgID string) (string, error) {
+	var by string
+	err := db.rd(ctx).QueryRowContext(ctx, `SELECT created_by FROM scim_tokens WHERE organization_id = ?`, orgID).Scan(&by)
+	if err != nil {
+		return "", mapErr(err)
+	}
+	return by, nil
+}

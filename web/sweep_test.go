@@ -543,6 +543,10 @@ var sweepSessionOnly = map[string]string{
 	"PATCH /v1/admin/integrations/{providerSlug}":              "the appliance operator's, through a session",
 	"POST /v1/admin/integrations/credentials":                  "the appliance operator's, through a session",
 	"DELETE /v1/admin/integrations/credentials/{providerSlug}": "the appliance operator's, through a session",
+	"GET /v1/admin/mail":                                       "the appliance operator's, through a session",
+	"PUT /v1/admin/mail":                                       "the appliance operator's, through a session",
+	"DELETE /v1/admin/mail":                                    "the appliance operator's, through a session",
+	"POST /v1/admin/mail/test":                                 "the appliance operator's, through a session",
 }
 
 // sweepFixtureSet is the fixtures of one organization by kind.

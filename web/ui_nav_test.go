@@ -1,11 +1,14 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/compliance-appliance/compliance/app"
 )
 
 // navOf reads the sidebar of a page: each group's label with the links
@@ -66,6 +69,17 @@ func TestUINavigationPerRole(t *testing.T) {
 		"People":     {"/people", "/training", "/devices"},
 		"Settings":   {"/settings", "/connected-apps", "/notifications"},
 	}
+	// The appliance operator (here an employee of the organization) sees
+	// the Appliance group besides the links of their role; nobody else does.
+	operatorEmail := "ops@acme.test"
+	e.withPassword(f.org, operatorEmail, app.RoleEmployee)
+	if _, err := e.app.GrantOperator(context.Background(), operatorEmail); err != nil {
+		t.Fatal(err)
+	}
+	operatorLinks := map[string][]string{"Appliance": {"/operator/mail", "/operator/integrations"}}
+	for k, v := range employee {
+		operatorLinks[k] = v
+	}
 	for _, tc := range []struct {
 		role, email string
 		groups      []string
@@ -75,6 +89,7 @@ func TestUINavigationPerRole(t *testing.T) {
 		{"admin", f.admin, all, manager},
 		{"auditor", f.auditor, all, auditor},
 		{"employee", f.employee, []string{"Overview", "Compliance", "Risk", "People", "Settings"}, employee},
+		{"operator", operatorEmail, []string{"Overview", "Compliance", "Risk", "People", "Settings", "Appliance"}, operatorLinks},
 	} {
 		t.Run(tc.role, func(t *testing.T) {
 			b := e.browser()

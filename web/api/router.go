@@ -51,6 +51,7 @@ func (s *Server) routes() {
 	s.browserRoutes(s.Handle)
 	s.integrationTaskRoutes(s.Handle)
 	s.integrationAdminRoutes(s.Handle)
+	s.mailSettingsRoutes(s.Handle)
 	s.vendorAssessmentRoutes(s.Handle)
 	s.evidenceExportRoutes(s.Handle)
 }

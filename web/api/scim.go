@@ -41,6 +41,8 @@ func (s *Server) scimRoutes(handle routeFunc) {
 	h("DELETE", "/scim/v2/Users/{id}", s.scimDeleteUser)
 	h("GET", "/scim/v2/Groups", s.scimListGroups)
 	h("GET", "/scim/v2/Groups/{id}", s.scimGetGroup)
+	h("PUT", "/scim/v2/Groups/{id}", s.scimReplaceGroup)
+	h("PATCH", "/scim/v2/Groups/{id}", s.scimPatchGroup)
 }
 
 func (s *Server) getSCIMToken(w http.ResponseWriter, r *http.Request) error {
@@ -185,7 +187,7 @@ func (s *Server) scimServiceProviderConfig(w http.ResponseWriter, r *http.Reques
 		"bulk":             map[string]any{"supported": false, "maxOperations": 0, "maxPayloadSize": 0},
 		"filter":           map[string]any{"supported": true, "maxResults": scimMaxCount},
 		"changePassword":   map[string]any{"supported": false},
-		"sort":             map[string]any{"supported": false},
+		"sort":             map[string]any{"supported": true},
 		"etag":             map[string]any{"supported": false},
 		"authenticationSchemes": []map[string]any{{"type": "oauthbearertoken", "name": "SCIM bearer token",
 			"description": "The organization's SCIM token, created on the Single sign-on settings page", "primary": true}},
@@ -223,10 +225,10 @@ func (s *Server) scimSchemaList(r *http.Request) []map[string]any {
 		},
 		"meta": map[string]any{"resourceType": "Schema", "location": s.scimBase(r) + "/Schemas/" + scimUserSchema}}
 	group := map[string]any{"schemas": []string{"urn:ietf:params:scim:schemas:core:2.0:Schema"}, "id": scimGroupSchema,
-		"name": "Group", "description": "A role of the organization (read-only)",
+		"name": "Group", "description": "A role of the organization: fixed (never created or deleted); its members may be changed",
 		"attributes": []map[string]any{
 			scimAttr("displayName", "string", true, "readOnly", nil),
-			scimAttr("members", "complex", false, "readOnly", map[string]any{"multiValued": true, "subAttributes": sub("value", "display")}),
+			scimAttr("members", "complex", false, "readWrite", map[string]any{"multiValued": true, "subAttributes": sub("value", "display")}),
 		},
 		"meta": map[string]any{"resourceType": "Schema", "location": s.scimBase(r) + "/Schemas/" + scimGroupSchema}}
 	return []map[string]any{user, group}
@@ -333,47 +335,25 @@ func (u *scimUser) name() string {
 }
 
 func (s *Server) scimListUsers(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	start, count := 1, scimMaxCount
-	if v := q.Get("startIndex"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return &scimError{Status: http.StatusBadRequest, ScimType: "invalidValue", Detail: "startIndex must be an integer"}
-		}
-		start = max(n, 1)
-	}
-	if v := q.Get("count"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return &scimError{Status: http.StatusBadRequest, ScimType: "invalidValue", Detail: "count must be an integer"}
-		}
-		count = min(max(n, 0), scimMaxCount)
-	}
-	var userName string
-	if f := strings.TrimSpace(q.Get("filter")); f != "" {
-		attr, rest, _ := strings.Cut(f, " ")
-		op, val, _ := strings.Cut(strings.TrimSpace(rest), " ")
-		val = strings.TrimSpace(val)
-		if !strings.EqualFold(attr, "userName") || !strings.EqualFold(op, "eq") || len(val) < 2 || val[0] != '"' || val[len(val)-1] != '"' {
-			return &scimError{Status: http.StatusBadRequest, ScimType: "invalidFilter", Detail: `only the filter userName eq "value" is supported`}
-		}
-		if err := json.Unmarshal([]byte(val), &userName); err != nil {
-			return &scimError{Status: http.StatusBadRequest, ScimType: "invalidFilter", Detail: "the filter value is not a valid string"}
-		}
+	start, count, err := scimPaging(r)
+	if err != nil {
+		return err
 	}
 	people, err := s.app.ListAllPeople(r.Context())
 	if err != nil {
 		return err
 	}
-	var match []app.Person
-	for _, p := range people {
-		if userName == "" || app.NormalizeEmail(p.Email) == app.NormalizeEmail(userName) {
-			match = append(match, p)
-		}
+	all := make([]scimUser, 0, len(people))
+	for i := range people {
+		all = append(all, s.scimUserOf(r, &people[i]))
+	}
+	match, err := scimFilterSort(r, all)
+	if err != nil {
+		return err
 	}
 	page := []scimUser{}
 	for i := start - 1; i < len(match) && len(page) < count; i++ {
-		page = append(page, s.scimUserOf(r, &match[i]))
+		page = append(page, match[i])
 	}
 	scimJSON(w, http.StatusOK, scimList(page, len(match), start))
 	return nil
@@ -597,7 +577,7 @@ func (s *Server) scimDeleteUser(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// --- groups: the roles, read-only ---
+// --- groups: the roles (members written in scim_groups.go) ---
 
 func (s *Server) scimGroupOf(r *http.Request, role app.Role, people []app.Person) map[string]any {
 	members := []scimMember{}
@@ -619,7 +599,19 @@ func (s *Server) scimListGroups(w http.ResponseWriter, r *http.Request) error {
 	for _, role := range app.Roles {
 		groups = append(groups, s.scimGroupOf(r, role, people))
 	}
-	scimJSON(w, http.StatusOK, scimList(groups, len(groups), 1))
+	start, count, err := scimPaging(r)
+	if err != nil {
+		return err
+	}
+	match, err := scimFilterSort(r, groups)
+	if err != nil {
+		return err
+	}
+	page := []map[string]any{}
+	for i := start - 1; i < len(match) && len(page) < count; i++ {
+		page = append(page, match[i])
+	}
+	scimJSON(w, http.StatusOK, scimList(page, len(match), start))
 	return nil
 }
 

@@ -28,6 +28,7 @@ var (
 	canManage  = func(v *view) bool { return v.Can("manage") }
 	canKeys    = func(v *view) bool { return v.Can("keys") }
 	canAudit   = func(v *view) bool { return v.Can("audit") }
+	operator   = func(v *view) bool { return v.Operator }
 	navDefault = []navGroup{
 		{"Overview", []navItem{
 			{"dashboard", "/", "Dashboard", everyone},
@@ -76,6 +77,10 @@ var (
 			{"notifications", "/notifications", "Notifications", everyone},
 			{"sso", "/settings/sso", "Single sign-on", canAudit},
 			{"audit", "/audit-log", "Audit log", canAudit},
+		}},
+		{"Appliance", []navItem{
+			{"operator-mail", "/operator/mail", "Mail settings", operator},
+			{"operator-integrations", "/operator/integrations", "Integration providers", operator},
 		}},
 	}
 )

@@ -37,6 +37,7 @@ var uiSections = map[string]bool{
 	"brand.css":           true,
 	"connected-apps":      true,
 	"notifications":       true,
+	"operator":            true,
 	"context":             true,
 	"controls":            true,
 	"csrd":                true,
@@ -140,6 +141,9 @@ type view struct {
 	SearchQuery string
 	now         time.Time
 	lastPage    string
+
+	// Operator: the signed-in person is the appliance operator.
+	Operator bool
 }
 
 // Can reports whether the signed-in person may take an action of a kind:
@@ -328,6 +332,7 @@ func (s *Server) uiWrap(acc uiAccess, h uiHandler) http.Handler {
 			}
 			r = r.WithContext(app.WithPrincipal(r.Context(), p))
 			v.Brand = s.brandVersion(r.Context())
+			v.Operator = s.app.IsOperator(r.Context())
 			if !acc.public {
 				if err := p.Require(acc.cap); err != nil {
 					s.uiError(w, r, v, err)

@@ -61,6 +61,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiMoreRoutes(page)
 	s.uiQuestionnaireRoutes(page)
 	s.uiNotificationRoutes(page)
+	s.uiOperatorRoutes(page)
 	s.uiSSORoutes(page)
 	s.uiSAMLRoutes(page)
 	s.uiAnswerRoutes(page)
