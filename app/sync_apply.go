@@ -24,6 +24,7 @@ type syncSession struct {
 	// two-factor source (or none is chosen).
 	twoFactor   bool
 	results     []SyncRunResult
+	joiners     []pendingJoiner // waiting for their batch
 	seq         int
 	applyErrors int
 	// Onboarding: what a joiner is asked to do, decided once per run.
@@ -107,18 +108,33 @@ func (s *syncSession) user(u DirectoryUser) error {
 }
 
 // apply makes one planned change (nothing in a dry run) and keeps its
-// result. A change that fails is an error result; the run goes on.
+// result. A change that fails is an error result; the run goes on. A
+// joiner waits for its batch (commitJoiners).
 func (s *syncSession) apply(ctx context.Context, ch SyncChange, u *DirectoryUser) {
-	if !s.run.DryRun {
-		if err := s.applyChange(ctx, &ch, u); err != nil {
-			s.applyErrors++
-			reason := "not applied: " + clipRunes(publicMessage(err), 500)
-			if ch.Reason != "" {
-				reason = ch.Reason + "; " + reason
-			}
-			ch.Reason = reason
-			ch.Action = SyncError
+	if s.run.DryRun {
+		s.keep(ch, u, nil)
+		return
+	}
+	if ch.Action == SyncCreate {
+		s.joiners = append(s.joiners, pendingJoiner{ch: ch, u: u})
+		if len(s.joiners) >= syncJoinerBatch {
+			s.commitJoiners(ctx)
 		}
+		return
+	}
+	s.keep(ch, u, s.applyChange(ctx, &ch, u))
+}
+
+// keep records the result of one change; err is why it was not applied.
+func (s *syncSession) keep(ch SyncChange, u *DirectoryUser, err error) {
+	if err != nil {
+		s.applyErrors++
+		reason := "not applied: " + clipRunes(publicMessage(err), 500)
+		if ch.Reason != "" {
+			reason = ch.Reason + "; " + reason
+		}
+		ch.Reason = reason
+		ch.Action = SyncError
 	}
 	if ch.Action == SyncUnchanged || ch.Action == SyncSkipped && ch.PersonID == "" && u != nil && !u.Active {
 		// Only counted: the unchanged, and the disabled never in the
