@@ -70,6 +70,7 @@ type Store interface {
 	TrainingStore
 	TaskAutomationStore
 	SyncStore
+	SyncRoleStore
 	SSOStore
 	SCIMTokenStore
 	BrowserStore

@@ -68,7 +68,13 @@ func (a *App) newSyncSession(ctx context.Context, p *Principal, c *Connection, r
 			s.state[members[i].PersonID] = members[i].Directory
 		}
 	}
-	s.planner = NewSyncPlanner(plain, SyncOptions{MemberLimit: a.Limits(org.Plan).Members, Members: active, DefaultRole: RoleEmployee})
+	opts := SyncOptions{MemberLimit: a.Limits(org.Plan).Members, Members: active, DefaultRole: RoleEmployee}
+	mapping, err := a.syncRoleMapping(ctx, orgID, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	mapping.apply(&opts)
+	s.planner = NewSyncPlanner(plain, opts)
 	if !run.DryRun {
 		pols, err := a.store.ListPolicies(ctx, orgID, PolicyFilter{Status: PolicyPublished, ExcludeContent: true, Page: Page{Page: 1, PerPage: 100}})
 		if err != nil {
@@ -299,6 +305,9 @@ func (s *syncSession) applyChange(ctx context.Context, ch *SyncChange, u *Direct
 			}
 			if d, ok := ch.Fields["department"]; ok {
 				next.Department = Ptr(clipRunes(d, 64))
+			}
+			if r, ok := ch.Fields["role"]; ok && before.Role != RoleOwner {
+				next.Role = Role(r)
 			}
 			action := "updated"
 			var events []Event
