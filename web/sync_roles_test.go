@@ -2,10 +2,12 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/integrations/ldap"
 	"github.com/compliance-appliance/compliance/integrations/ldap/ldaptest"
 )
 
@@ -88,4 +90,48 @@ func TestSyncRoleMapping(t *testing.T) {
 	other := s.org2(t)
 	wantStatus(t, s.do("GET", path, other, nil), http.StatusNotFound)
 	wantStatus(t, s.do("PUT", path, other, map[string]any{}), http.StatusNotFound)
+}
+
+// TestUISyncRoleMapping: the directory connection's sync page has the role
+// mapping form; an owner saves it; an admin mapping to admin sees the error;
+// an auditor sees the mapping but no form.
+func TestUISyncRoleMapping(t *testing.T) {
+	dir := ldaptest.Start(t, 10, 0)
+	e := newTestServer(t)
+	e.app.RegisterIntegrationProviders(ldap.New(nil))
+	f := e.uiFixture("Acme")
+	key := e.key(f.org, app.RoleOwner)
+	rec := e.do("POST", "/v1/integrations/connections", key, map[string]any{"providerSlug": "ldap", "credentials": dir.Credentials(),
+		"variables": map[string]string{"baseDn": ldaptest.PeopleDN}})
+	wantStatus(t, rec, http.StatusCreated)
+	conn := obj(t, rec)["id"].(string)
+	group := "cn=auditors,ou=groups," + ldaptest.Suffix
+
+	owner := e.browser()
+	owner.signIn(f.owner)
+	rec = owner.get("/integrations/" + conn + "/sync")
+	wantStatus(t, rec, http.StatusOK)
+	wantBody(t, rec, "Roles from directory groups", `name="groupRoles"`, "Save role mapping")
+	rec = owner.post("/integrations/"+conn+"/sync/roles", url.Values{"groupRoles": {group + " = admin\n"}, "defaultRole": {"contractor"}})
+	wantRedirect(t, rec, "/integrations/"+conn+"/sync?done=sync-roles")
+	rec = e.do("GET", "/v1/integrations/connections/"+conn+"/role-mapping", key, nil)
+	m := obj(t, rec)
+	if m["defaultRole"] != "contractor" || len(m["groupRoles"].([]any)) != 1 || m["groupRoles"].([]any)[0].(map[string]any)["group"] != group {
+		t.Fatalf("saved mapping: %v", m)
+	}
+	rec = owner.get("/integrations/" + conn + "/sync")
+	wantBody(t, rec, group+" = admin")
+
+	admin := e.browser()
+	admin.signIn(f.admin)
+	rec = admin.post("/integrations/"+conn+"/sync/roles", url.Values{"groupRoles": {group + " = admin"}})
+	wantBody(t, rec, "only an owner may map a group to admin")
+
+	auditor := e.browser()
+	auditor.signIn(f.auditor)
+	rec = auditor.get("/integrations/" + conn + "/sync")
+	wantStatus(t, rec, http.StatusOK)
+	wantBody(t, rec, "Roles from directory groups")
+	wantNoBody(t, rec, "Save role mapping")
+	wantStatus(t, auditor.post("/integrations/"+conn+"/sync/roles", url.Values{}), http.StatusForbidden)
 }
