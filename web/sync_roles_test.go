@@ -17,7 +17,7 @@ import (
 // demoted when the mapping no longer says so; an owner never changes.
 func TestSyncRoleMapping(t *testing.T) {
 	s := newSyncEnv(t, 30)
-	path := "/v1/integrations/connections/" + s.conn + "/role-mapping"
+	path := "/v1/integrations/sync/connections/" + s.conn + "/role-mapping"
 	group := strings.ToUpper("cn=auditors,ou=groups," + ldaptest.Suffix) // groups match case-insensitively
 	role := func(email string) string {
 		var r string
@@ -114,7 +114,7 @@ func TestUISyncRoleMapping(t *testing.T) {
 	wantBody(t, rec, "Roles from directory groups", `name="groupRoles"`, "Save role mapping")
 	rec = owner.post("/integrations/"+conn+"/sync/roles", url.Values{"groupRoles": {group + " = admin\n"}, "defaultRole": {"contractor"}})
 	wantRedirect(t, rec, "/integrations/"+conn+"/sync?done=sync-roles")
-	rec = e.do("GET", "/v1/integrations/connections/"+conn+"/role-mapping", key, nil)
+	rec = e.do("GET", "/v1/integrations/sync/connections/"+conn+"/role-mapping", key, nil)
 	m := obj(t, rec)
 	if m["defaultRole"] != "contractor" || len(m["groupRoles"].([]any)) != 1 || m["groupRoles"].([]any)[0].(map[string]any)["group"] != group {
 		t.Fatalf("saved mapping: %v", m)
