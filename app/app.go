@@ -72,6 +72,7 @@ type Store interface {
 	TrainingStore
 	TaskAutomationStore
 	SyncStore
+	SyncRoleStore
 	SSOStore
 	SAMLStore
 	SCIMTokenStore

@@ -108,8 +108,12 @@ type SyncOptions struct {
 	// empty. Never owner or admin: ValidateSyncRoles refuses them.
 	DefaultRole Role
 	// GroupRoles maps a directory group (as the directory names it) to the
-	// role of joiners in it; the first match in Groups order wins.
+	// role of joiners in it; the first match in Groups order wins. Keys
+	// are lower case: groups match case-insensitively.
 	GroupRoles map[string]Role
+	// ApplyToExisting changes the role of people found (never an owner)
+	// to what their groups map, or the default role.
+	ApplyToExisting bool
 }
 
 // syncableRoles are the roles sync may give a joiner.
@@ -217,6 +221,10 @@ func (p *SyncPlanner) Add(u DirectoryUser) SyncChange {
 	if m.Source != PersonSourceDirectory {
 		fields["source"] = PersonSourceDirectory
 	}
+	if r := p.roleFor(u.Groups); p.opts.ApplyToExisting && m.Role != RoleOwner && r != m.Role {
+		// The directory's groups decide the role (never an owner's).
+		fields["role"] = string(r)
+	}
 	if !m.Active {
 		if p.opts.MemberLimit != Unlimited && p.members >= p.opts.MemberLimit {
 			c.Action, c.Reason = SyncSkipped, "returned in the directory, but the plan's member limit is reached"
@@ -266,7 +274,7 @@ func (p *SyncPlanner) leave(m *SyncMember, why string) SyncChange {
 
 func (p *SyncPlanner) roleFor(groups []string) Role {
 	for _, g := range groups {
-		if r, ok := p.opts.GroupRoles[g]; ok {
+		if r, ok := p.opts.GroupRoles[strings.ToLower(g)]; ok {
 			return r
 		}
 	}

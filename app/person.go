@@ -58,6 +58,10 @@ type PersonFilter struct {
 	IDs      []string // when set, only these (employees see themselves)
 	Page     Page
 	Inactive bool // include deactivated people
+	// Source (manual, directory) and TwoFactor (enrolled, not_enrolled,
+	// unknown) narrow the list to people of that source or status.
+	Source    string
+	TwoFactor string
 }
 
 // PersonStore persists people (a user identity and an org membership).
@@ -134,6 +138,9 @@ func (a *App) ListPeople(ctx context.Context, f PersonFilter) (List[Person], err
 		if _, ok := ParseRole(f.Role); !ok {
 			return List[Person]{}, Invalid("role", CodeInvalidEnum, f.Role, "role must be one of owner, admin, auditor, employee, contractor")
 		}
+	}
+	if err := validatePersonSyncFilter(f); err != nil {
+		return List[Person]{}, err
 	}
 	if p.SeesOnlyAssigned() {
 		f.IDs = []string{p.UserID}

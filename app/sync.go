@@ -10,10 +10,11 @@ import (
 )
 
 // A sync run lists one directory connection's users and applies the sync
-// planner's changes to the people register, one person at a time, each in
-// its own transaction with its audit record, events and tasks: a run
-// stopped half-way (a restart, a failed listing) leaves every person either
-// changed or not, never half. Runs are synchronous: the request (or the
+// planner's changes to the people register: each person's change with its
+// audit record, events and tasks in one transaction (joiners in batches of
+// syncJoinerBatch, each batch all or nothing): a run stopped half-way (a
+// restart, a failed listing) leaves every person either changed or not,
+// never half. Runs are synchronous: the request (or the
 // scheduled job) that starts one waits for it.
 
 // Sync run statuses (RunRunning, RunSucceeded, RunFailed, RunInterrupted)
@@ -273,6 +274,8 @@ func (a *App) runSync(ctx context.Context, p *Principal, c *Connection, trigger 
 		lctx, cancel := context.WithTimeout(ctx, syncRunTimeout)
 		runErr = safeUsers(lctx, dp, target, s.user)
 		cancel()
+		// The joiners planned so far, even of a failed listing.
+		s.commitJoiners(s.ctx)
 		if runErr == nil {
 			// The listing was complete: the missing are leavers.
 			for _, ch := range s.planner.Leavers() {

@@ -24,6 +24,7 @@ type syncSession struct {
 	// two-factor source (or none is chosen).
 	twoFactor   bool
 	results     []SyncRunResult
+	joiners     []pendingJoiner // waiting for their batch
 	seq         int
 	applyErrors int
 	// Onboarding: what a joiner is asked to do, decided once per run.
@@ -67,7 +68,13 @@ func (a *App) newSyncSession(ctx context.Context, p *Principal, c *Connection, r
 			s.state[members[i].PersonID] = members[i].Directory
 		}
 	}
-	s.planner = NewSyncPlanner(plain, SyncOptions{MemberLimit: a.Limits(org.Plan).Members, Members: active, DefaultRole: RoleEmployee})
+	opts := SyncOptions{MemberLimit: a.Limits(org.Plan).Members, Members: active, DefaultRole: RoleEmployee}
+	mapping, err := a.syncRoleMapping(ctx, orgID, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	mapping.apply(&opts)
+	s.planner = NewSyncPlanner(plain, opts)
 	if !run.DryRun {
 		pols, err := a.store.ListPolicies(ctx, orgID, PolicyFilter{Status: PolicyPublished, ExcludeContent: true, Page: Page{Page: 1, PerPage: 100}})
 		if err != nil {
@@ -107,18 +114,33 @@ func (s *syncSession) user(u DirectoryUser) error {
 }
 
 // apply makes one planned change (nothing in a dry run) and keeps its
-// result. A change that fails is an error result; the run goes on.
+// result. A change that fails is an error result; the run goes on. A
+// joiner waits for its batch (commitJoiners).
 func (s *syncSession) apply(ctx context.Context, ch SyncChange, u *DirectoryUser) {
-	if !s.run.DryRun {
-		if err := s.applyChange(ctx, &ch, u); err != nil {
-			s.applyErrors++
-			reason := "not applied: " + clipRunes(publicMessage(err), 500)
-			if ch.Reason != "" {
-				reason = ch.Reason + "; " + reason
-			}
-			ch.Reason = reason
-			ch.Action = SyncError
+	if s.run.DryRun {
+		s.keep(ch, u, nil)
+		return
+	}
+	if ch.Action == SyncCreate {
+		s.joiners = append(s.joiners, pendingJoiner{ch: ch, u: u})
+		if len(s.joiners) >= syncJoinerBatch {
+			s.commitJoiners(ctx)
 		}
+		return
+	}
+	s.keep(ch, u, s.applyChange(ctx, &ch, u))
+}
+
+// keep records the result of one change; err is why it was not applied.
+func (s *syncSession) keep(ch SyncChange, u *DirectoryUser, err error) {
+	if err != nil {
+		s.applyErrors++
+		reason := "not applied: " + clipRunes(publicMessage(err), 500)
+		if ch.Reason != "" {
+			reason = ch.Reason + "; " + reason
+		}
+		ch.Reason = reason
+		ch.Action = SyncError
 	}
 	if ch.Action == SyncUnchanged || ch.Action == SyncSkipped && ch.PersonID == "" && u != nil && !u.Active {
 		// Only counted: the unchanged, and the disabled never in the
@@ -283,6 +305,9 @@ func (s *syncSession) applyChange(ctx context.Context, ch *SyncChange, u *Direct
 			}
 			if d, ok := ch.Fields["department"]; ok {
 				next.Department = Ptr(clipRunes(d, 64))
+			}
+			if r, ok := ch.Fields["role"]; ok && before.Role != RoleOwner {
+				next.Role = Role(r)
 			}
 			action := "updated"
 			var events []Event

@@ -93,6 +93,7 @@ func (db *DB) listPeopleSQL(ctx context.Context, orgID string, f app.PersonFilte
 	if !f.Inactive {
 		where = append(where, "m.is_active = 1")
 	}
+	where = append(where, personSyncConditions(f)...)
 	if f.IDs != nil {
 		if len(f.IDs) == 0 {
 			return app.List[app.Person]{Items: []app.Person{}}, nil

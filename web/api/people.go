@@ -43,6 +43,7 @@ func (s *Server) listPeople(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	f := app.PersonFilter{Role: r.URL.Query().Get("role"), Page: p, Inactive: inactive != nil && *inactive}
+	f.Source, f.TwoFactor = r.URL.Query().Get("source"), r.URL.Query().Get("twoFactor")
 	l, err := s.app.ListPeople(r.Context(), f)
 	if err != nil {
 		return err

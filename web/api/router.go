@@ -46,6 +46,7 @@ func (s *Server) routes() {
 	s.deviceAgentRoutes(s.Handle)
 	s.taskAutomationRoutes(s.Handle)
 	s.syncRoutes(s.Handle)
+	s.syncRoleRoutes(s.Handle)
 	s.ssoRoutes(s.Handle)
 	s.scimRoutes(s.Handle)
 	s.browserRoutes(s.Handle)

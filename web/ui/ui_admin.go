@@ -37,6 +37,7 @@ func (s *Server) uiAdminRoutes(page func(method, path string, acc uiAccess, h ui
 func (s *Server) uiPeople(w http.ResponseWriter, r *http.Request, v *view) error {
 	q := r.URL.Query()
 	f := app.PersonFilter{Role: q.Get("role"), Inactive: q.Get("inactive") == "1"}
+	f.Source, f.TwoFactor = q.Get("source"), q.Get("twoFactor")
 	lv, items, done, err := runList(w, r, v, personList(func(p app.Page) ([]app.Person, int, error) {
 		f.Page = p
 		l, err := s.app.ListPeople(r.Context(), f)
@@ -60,7 +61,8 @@ func (s *Server) uiPeople(w http.ResponseWriter, r *http.Request, v *view) error
 	if v.Can("manage") {
 		lv.EmptyHref, lv.EmptyAction = "#person-name", "Add a person"
 	}
-	v.Data = map[string]any{"People": items, "List": lv, "Roles": roles, "MemberRoles": memberRoles()}
+	v.Data = map[string]any{"People": items, "List": lv, "Roles": roles, "MemberRoles": memberRoles(),
+		"Sources": app.PersonSources, "TwoFactorFilterValues": app.TwoFactorFilterValues}
 	return s.page(w, r, "people", v)
 }
 

@@ -143,7 +143,7 @@ func incidentList(fetch func(app.Page) ([]app.Incident, int, error)) listSpec[ap
 func personList(fetch func(app.Page) ([]app.Person, int, error)) listSpec[app.Person] {
 	type P = app.Person
 	return listSpec[P]{Name: "people", Noun: "person", Plural: "people", Default: "name", PerPage: 50,
-		FilterKeys: []string{"role", "inactive"}, Fetch: fetch,
+		FilterKeys: []string{"role", "inactive", "source", "twoFactor"}, Fetch: fetch,
 		Cols: []listCol[P]{
 			{Key: "id", Cell: func(p P) string { return p.ID }},
 			{Key: "name", Cell: func(p P) string { return p.Name }, SortKey: func(p P) string { return lower(p.Name) }},

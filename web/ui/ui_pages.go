@@ -92,6 +92,7 @@ func (s *Server) uiPageRoutes(page func(method, path string, acc uiAccess, h uiH
 	s.uiTrainingRoutes(page)
 	s.uiSyncRoutes(page)
 	s.uiEvidenceExportRoutes(page)
+	s.uiSyncRoleRoutes(page)
 
 	page("GET", "/risks", uiSignedIn, s.uiRisks)
 	page("GET", "/risks/new", uiManage, s.uiNewRisk)

@@ -63,6 +63,11 @@ func (s *Server) uiSyncConnection(w http.ResponseWriter, r *http.Request, v *vie
 	d := v.Data.(map[string]any)
 	d["C"], d["Runs"], d["Employee"], d["TwoFactor"], d["Sources"] = c, runs, emp.Provider, tf.Provider, sources.Providers
 	d["List"], d["RunStatuses"], d["RunStatus"] = lv, app.SyncRunStatuses, status
+	mapping, err := s.app.GetSyncRoleMapping(ctx, c.ID)
+	if err != nil {
+		return err
+	}
+	d["Mapping"], d["MappingLines"], d["DefaultRoles"] = mapping, syncRoleLines(mapping), []string{"employee", "contractor", "auditor"}
 	v.Title, v.Section = c.Name+": directory sync", "integrations"
 	return s.page(w, r, "sync", v)
 }
