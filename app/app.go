@@ -79,6 +79,8 @@ type Store interface {
 	VendorAssessmentStore
 	DeviceEvidenceStore
 	AgentSignInStore
+	FindingTaskStore
+	IntegrationOAuthStore
 }
 
 // Config holds the service-level settings.
@@ -116,6 +118,8 @@ type App struct {
 	autos     automationState
 	// oidc is the OpenID Connect client of single sign-on (SetOIDCClient).
 	oidc OIDCClient
+	// integOAuth runs integration OAuth flows (SetIntegrationOAuthClient).
+	integOAuth IntegrationOAuthClient
 	// integAdmin caches the operator's provider settings.
 	integAdmin adminState
 	// webFetch reads vendors' public pages (SetWebFetcher).

@@ -51,5 +51,6 @@ func (s *Server) routes() {
 	s.browserRoutes(s.Handle)
 	s.integrationTaskRoutes(s.Handle)
 	s.integrationAdminRoutes(s.Handle)
+	s.integrationOAuthRoutes(s.Handle)
 	s.vendorAssessmentRoutes(s.Handle)
 }
