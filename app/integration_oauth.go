@@ -55,7 +55,7 @@ type OAuthAppConfig struct {
 type IntegrationOAuthToken struct {
 	AccessToken  string
 	RefreshToken string
-	Expiry       time.Time // zero: does not expire
+	ExpiresIn    time.Duration // 0: does not expire
 	Scope        string
 }
 
@@ -468,8 +468,8 @@ func (a *App) CompleteIntegrationOAuth(ctx context.Context, q OAuthCallback) str
 	if tok.RefreshToken != "" {
 		creds[oauthCredentialRefresh] = tok.RefreshToken
 	}
-	if !tok.Expiry.IsZero() {
-		creds[oauthCredentialExpiry] = tok.Expiry.UTC().Format(time.RFC3339)
+	if tok.ExpiresIn > 0 {
+		creds[oauthCredentialExpiry] = a.Now().Add(tok.ExpiresIn).UTC().Format(time.RFC3339)
 	}
 	var c *Connection
 	if st.ConnectionID != nil {
@@ -810,8 +810,8 @@ func (a *App) refreshOAuthToken(ctx context.Context, orgID string, c *Connection
 		creds[oauthCredentialRefresh] = tok.RefreshToken
 	}
 	delete(creds, oauthCredentialExpiry)
-	if !tok.Expiry.IsZero() {
-		creds[oauthCredentialExpiry] = tok.Expiry.UTC().Format(time.RFC3339)
+	if tok.ExpiresIn > 0 {
+		creds[oauthCredentialExpiry] = a.Now().Add(tok.ExpiresIn).UTC().Format(time.RFC3339)
 	}
 	sealed, keys, err := a.sealCredentials(c.ID, creds)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"golang.org/x/oauth2"
 
@@ -69,7 +70,11 @@ func (c *Client) Refresh(ctx context.Context, cfg app.OAuthAppConfig, refreshTok
 }
 
 func convert(t *oauth2.Token) *app.IntegrationOAuthToken {
-	out := &app.IntegrationOAuthToken{AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, Expiry: t.Expiry}
+	out := &app.IntegrationOAuthToken{AccessToken: t.AccessToken, RefreshToken: t.RefreshToken}
+	if !t.Expiry.IsZero() {
+		// As a duration: the appliance's clock decides when it is due.
+		out.ExpiresIn = max(time.Until(t.Expiry).Round(time.Second), time.Second)
+	}
 	if s, ok := t.Extra("scope").(string); ok {
 		out.Scope = s
 	}
