@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/integrations/aws"
 	"github.com/compliance-appliance/compliance/integrations/github"
 	"github.com/compliance-appliance/compliance/integrations/gitlab"
 	"github.com/compliance-appliance/compliance/integrations/oauthapp"
@@ -216,7 +217,7 @@ func newOAuthEnv(t *testing.T) *oauthEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.app.RegisterIntegrationProviders(github.New(c), gitlab.New(c))
+	e.app.RegisterIntegrationProviders(github.New(c), gitlab.New(c), aws.New(c))
 	e.app.SetIntegrationOAuthClient(oauthapp.New(c))
 	e.withPassword(e.org, "owner@acme.test", app.RoleOwner)
 	cookie, csrf := e.login("owner@acme.test")

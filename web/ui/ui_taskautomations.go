@@ -55,6 +55,9 @@ func (s *Server) uiTaskAutomations(w http.ResponseWriter, r *http.Request, v *vi
 	v.Title, v.Section = "Automations of "+t.Title, "tasks"
 	v.Data = map[string]any{"Task": t, "Automations": autos.Items, "Runs": runs.Items, "Templates": tpls,
 		"Frequencies": []string{"daily", "weekly", "monthly", "quarterly", "yearly"}, "Template": r.URL.Query().Get("template")}
+	if err := s.addTaskCheckFindings(r, v, t.ID); err != nil {
+		return err
+	}
 	return s.page(w, r, "task_automations", v)
 }
 
