@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -140,5 +141,44 @@ func TestConnectionVariables(t *testing.T) {
 	}
 	if v := obj(t, e.do("GET", "/v1/integrations/variables/connections/"+awsConn, e.owner, nil))["variables"].(map[string]any)["regions"]; v != "eu-west-1\neu-central-1" {
 		t.Fatalf("regions %q", v)
+	}
+}
+
+// TestUIIntegrationOAuthAndVariables: the integrations page offers
+// "Connect with GitHub" once an OAuth app is configured and the button
+// sends the browser to GitHub; a failed flow is explained; the connection
+// page saves variables (a bad value names its field).
+func TestUIIntegrationOAuthAndVariables(t *testing.T) {
+	t.Parallel()
+	e := newOAuthEnv(t)
+	b := e.browser()
+	b.signIn("owner@acme.test")
+	if page := b.get("/integrations").Body.String(); strings.Contains(page, "Connect with GitHub") {
+		t.Fatal("Connect with GitHub offered without an OAuth app")
+	}
+	wantStatus(t, e.do("POST", "/v1/integrations/oauth/apps", e.owner, map[string]any{"providerSlug": "github", "clientId": "Ov23li", "clientSecret": "s3cret-value"}), http.StatusCreated)
+	page := b.get("/integrations?oauthError=invalid_state").Body.String()
+	if !strings.Contains(page, "Connect with GitHub") || !strings.Contains(page, "already used or is unknown") {
+		t.Fatalf("integrations page: %s", page)
+	}
+	rec := b.post("/integrations/oauth", url.Values{"providerSlug": {"github"}, "var.organization": {"acme"}})
+	if rec.Code != http.StatusSeeOther || !strings.HasPrefix(rec.Header().Get("Location"), "https://github.com/login/oauth/authorize?") {
+		t.Fatalf("connect with GitHub: %d %s", rec.Code, rec.Header().Get("Location"))
+	}
+	if rec := b.post("/integrations/oauth", url.Values{"providerSlug": {"github"}}); !strings.Contains(rec.Body.String(), "variables.organization") {
+		t.Fatalf("missing organization: %d %s", rec.Code, rec.Body.String())
+	}
+
+	conn := e.connect(map[string]any{"providerSlug": "fake", "credentials": map[string]any{"token": fakeToken}})
+	b.get("/integrations/" + conn)
+	rec = b.post("/integrations/"+conn+"/variables", url.Values{"var.org": {"globex"}})
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("save variables: %d %s", rec.Code, rec.Body.String())
+	}
+	if v := obj(t, e.do("GET", "/v1/integrations/variables/connections/"+conn, e.owner, nil))["variables"].(map[string]any)["org"]; v != "globex" {
+		t.Fatalf("org %v", v)
+	}
+	if rec := b.post("/integrations/"+conn+"/variables", url.Values{"var.nope": {"x"}}); !strings.Contains(rec.Body.String(), "variables.nope") {
+		t.Fatalf("bad variable: %d", rec.Code)
 	}
 }
