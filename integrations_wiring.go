@@ -17,6 +17,7 @@ import (
 	"github.com/compliance-appliance/compliance/integrations/googleworkspace"
 	"github.com/compliance-appliance/compliance/integrations/https"
 	"github.com/compliance-appliance/compliance/integrations/ldap"
+	"github.com/compliance-appliance/compliance/integrations/oauthapp"
 	"github.com/compliance-appliance/compliance/integrations/okta"
 	"github.com/compliance-appliance/compliance/integrations/outbound"
 	"github.com/compliance-appliance/compliance/integrations/webfetch"
@@ -82,6 +83,7 @@ func configureIntegrations(v *viper.Viper, a *app.App) error {
 	a.SetOIDCClient(sso.New(c))
 	a.SetSAMLProvider(sso.NewSAML(c))
 	a.SetWebFetcher(webfetch.New(c))
+	a.SetIntegrationOAuthClient(oauthapp.New(c))
 	a.SetIntegrationOptions(app.IntegrationOptions{
 		Workers:       v.GetInt("integrations.workers"),
 		RunTimeout:    v.GetDuration("integrations.run_timeout"),

@@ -85,6 +85,8 @@ type Store interface {
 	AgentSignInStore
 	MailSettingsStore
 	SCIMTokenCreatorStore
+	FindingTaskStore
+	IntegrationOAuthStore
 }
 
 // Config holds the service-level settings.
@@ -124,6 +126,8 @@ type App struct {
 	oidc OIDCClient
 	// samlSP is the SAML service provider (SetSAMLProvider).
 	samlSP SAMLProvider
+	// integOAuth runs integration OAuth flows (SetIntegrationOAuthClient).
+	integOAuth IntegrationOAuthClient
 	// integAdmin caches the operator's provider settings.
 	integAdmin adminState
 	// webFetch reads vendors' public pages (SetWebFetcher).

@@ -78,6 +78,8 @@ const (
 	PrefixVendorAssessment = "vra"
 	// PrefixAgentAuthCode is an approved device agent sign-in.
 	PrefixAgentAuthCode = "dac"
+	// PrefixOAuthError is a recorded integration OAuth error.
+	PrefixOAuthError = "ioe"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

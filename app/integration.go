@@ -210,6 +210,9 @@ func (a *App) connectionView(c *Connection) *Connection {
 	if p, ok := a.compiledProvider(c.ProviderSlug); ok {
 		d := p.Definition()
 		c.ProviderName, c.AuthStrategy = d.Name, d.AuthStrategy
+		if oauthConnection(c) {
+			c.AuthStrategy = ProviderAuthOAuth2
+		}
 		for _, f := range d.Credentials {
 			c.CredentialFields = append(c.CredentialFields, CredentialState{Key: f.Key, Label: f.Label, Secret: f.Secret, Set: set[f.Key]})
 		}
@@ -356,6 +359,15 @@ func validateVariables(ve *ValidationError, d ProviderDefinition, in map[string]
 			if _, err := n.Float64(); v != "" && err != nil {
 				ve.Add(name, CodeInvalid, v, k+" must be a number")
 				continue
+			}
+		case "multi_select":
+			if len(def.Options) > 0 {
+				for _, item := range SplitList(v) {
+					if !containsString(def.Options, item) {
+						ve.Add(name, CodeInvalidEnum, item, fmt.Sprintf("%s: %q is not one of %s", k, item, strings.Join(def.Options, ", ")))
+						break
+					}
+				}
 			}
 		case "url_list":
 			for _, u := range SplitList(v) {
@@ -904,6 +916,9 @@ func (a *App) TestConnection(ctx context.Context, id string) (*ConnectionTestRes
 	}
 	if c.Status == ConnectionDisconnected {
 		return &ConnectionTestResult{ConnectionID: id, TestResult: TestResult{Message: "the connection is disconnected: set its credentials again"}}, nil
+	}
+	if err := a.refreshOAuthToken(ctx, p.OrgID, c); err != nil {
+		return &ConnectionTestResult{ConnectionID: id, TestResult: TestResult{Message: err.Error()}}, nil
 	}
 	target, err := a.target(p.OrgID, c)
 	if err != nil {

@@ -128,7 +128,7 @@ func (a *App) adminProvider(p IntegrationProvider, st ProviderSettings, has bool
 	d := p.Definition()
 	out := AdminProvider{ID: d.Slug, Slug: d.Slug, Name: d.Name, Description: d.Description, Category: d.Category, DocsURL: d.DocsURL,
 		AuthStrategy: d.AuthStrategy, Capabilities: d.Capabilities, CheckCount: len(d.Checks), IsActive: true,
-		UsesOAuth: d.AuthStrategy == ProviderAuthOAuth2 || oauthCapable(d.Slug), CustomScopes: []string{}, CustomSettings: map[string]any{},
+		UsesOAuth: d.AuthStrategy == ProviderAuthOAuth2 || d.OAuth != nil || oauthCapable(d.Slug), CustomScopes: []string{}, CustomSettings: map[string]any{},
 		ConnectionCount: conns}
 	if out.Capabilities == nil {
 		out.Capabilities = []string{}
@@ -276,7 +276,7 @@ func (a *App) AdminSavePlatformCredentials(ctx context.Context, in PlatformCrede
 	case !ok:
 		ve.Add("providerSlug", CodeUnknownReference, in.ProviderSlug, "no integration provider "+in.ProviderSlug)
 	default:
-		if d := prov.Definition(); d.AuthStrategy != ProviderAuthOAuth2 && !oauthCapable(d.Slug) {
+		if d := prov.Definition(); d.AuthStrategy != ProviderAuthOAuth2 && d.OAuth == nil && !oauthCapable(d.Slug) {
 			ve.Add("providerSlug", CodeInvalid, in.ProviderSlug, "provider "+in.ProviderSlug+" does not connect through OAuth")
 		}
 	}

@@ -68,6 +68,30 @@ type ProviderDefinition struct {
 	Services     []ProviderService  `json:"services"` // parts a connection enables one by one (AWS: iam, s3, ...); empty when the provider has none
 	Capabilities []string           `json:"capabilities"`
 	Checks       []CheckDefinition  `json:"checks"`
+	// AuthStrategies lists every way a connection may be made, the
+	// default (AuthStrategy) first: a provider connected by a pasted token
+	// or through an OAuth app lists api_key and oauth2.
+	AuthStrategies []string `json:"authStrategies,omitempty"`
+	// OAuth describes the provider's OAuth app flow; nil when it has none.
+	OAuth *ProviderOAuth `json:"oauth,omitempty"`
+}
+
+// ProviderOAuth is how a provider's connection is made through an OAuth
+// app (authorization code flow). The token it yields is stored as the
+// provider's TokenKey credential; the base URL the person gives (a
+// self-managed instance) as BaseURLKey.
+type ProviderOAuth struct {
+	Scopes        []string `json:"scopes"`        // the scopes the checks need
+	PKCE          bool     `json:"pkce"`          // the provider verifies a PKCE S256 challenge
+	RefreshTokens bool     `json:"refreshTokens"` // the provider issues expiring tokens with refresh tokens
+	SetupURL      string   `json:"setupUrl"`      // where an administrator registers an OAuth app
+	SetupHelp     string   `json:"setupHelp"`
+	TokenKey      string   `json:"-"`
+	BaseURLKey    string   `json:"-"`
+	// Endpoints returns the authorization and token URLs for the base URL
+	// the person gave (empty: the public service), or an error naming
+	// what is wrong with it.
+	Endpoints func(baseURL string) (authURL, tokenURL string, err error) `json:"-"`
 }
 
 // CredentialField is one field of the connect form. Secret fields are
@@ -93,6 +117,11 @@ type ProviderVariable struct {
 	Required bool     `json:"required"`
 	Default  string   `json:"default,omitempty"`
 	Options  []string `json:"options,omitempty"`
+	// OptionsFrom says where the choices come from: "static" (Options) or
+	// "provider" (listed by the provider with the connection's
+	// credentials, GET .../variables/connections/{id}/options/{key});
+	// empty: free input.
+	OptionsFrom string `json:"optionsFrom,omitempty"`
 }
 
 // ProviderService is a part of a provider a connection enables on its own.

@@ -475,6 +475,9 @@ func (a *App) executeRun(ctx context.Context, run *CheckRun) error {
 	if run.CheckID == nil {
 		ids = nil // every check of the definition (services narrow in the provider)
 	}
+	if err := a.refreshOAuthToken(sys, orgID, c); err != nil {
+		return finish(err.Error(), defs, c)
+	}
 	target, err := a.target(orgID, c)
 	if err != nil {
 		return finish(err.Error(), defs, c)
@@ -684,6 +687,7 @@ func (a *App) applyOutcomes(ctx context.Context, run *CheckRun, c *Connection, d
 			return err
 		}
 		controlsOf := map[string][]string{}
+		taskLinks := a.newFindingTaskLinker(orgID, c.ID)
 		for _, id := range order {
 			v := verdicts[id]
 			controlsOf[id] = checkControls(cat, v.def, served)
@@ -698,6 +702,9 @@ func (a *App) applyOutcomes(ctx context.Context, run *CheckRun, c *Connection, d
 						return err
 					}
 					r.FindingID = &f.ID
+					if err := taskLinks.link(ctx, r.CheckID, controlsOf[id], f.ID); err != nil {
+						return err
+					}
 					if opened {
 						run.FindingsOpened++
 						linked[k] = f.ID

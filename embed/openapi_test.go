@@ -38,6 +38,7 @@ var operationVerbs = map[string]bool{
 	"sync":   true,
 	"detect": true, "scan": true, "trigger": true,
 	"check": true, "navigate": true, "start": true, "verify": true,
+	"fetch": true,
 }
 
 var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}

@@ -266,6 +266,10 @@ var sweepFixtures = []sweepFixture{
 			e.app.RegisterIntegrationProviders(sweepPushProvider{})
 			return sweepProviderSlug
 		}},
+	// A variable of the sweep's provider (the custom provider's
+	// requirements), for the variable options route.
+	{kind: "integration_variable", shared: true, catalog: true,
+		create: func(_ *testEnv, _ string, _ func(string) string) string { return "requirements" }},
 	{kind: "integration_check", names: []string{"checkId"}, shared: true, catalog: true,
 		create: func(_ *testEnv, _ string, _ func(string) string) string { return "sweep-check-q7x" }},
 	{kind: "connection", names: []string{"connections", "connectionId"}, prefix: app.PrefixConnection,
@@ -514,19 +518,20 @@ var sweepNotWrites = map[string]string{
 // sweepParamKinds names the kind of a path parameter where the parameter
 // name alone would pick the wrong one: path -> parameter -> kind.
 var sweepParamKinds = map[string]map[string]string{
-	"/v1/soa/{requirementId}":                                    {"requirementId": "catalog_requirement"},
-	"/v1/cloud-security/findings/{findingId}/exception":          {"findingId": "cloud_finding"},
-	"/v1/cloud-security/findings/{findingId}/check-definition":   {"findingId": "cloud_finding"},
-	"/v1/cloud-security/exceptions/{exceptionId}":                {"exceptionId": "cloud_exception"},
-	"/v1/cloud-security/scan/{connectionId}":                     {"connectionId": "cloud_connection"},
-	"/v1/cloud-security/trigger/{connectionId}":                  {"connectionId": "cloud_connection"},
-	"/v1/cloud-security/runs/{runId}":                            {"runId": "cloud_run", "connectionId": "cloud_connection"},
-	"/v1/cloud-security/detect-services/{connectionId}":          {"connectionId": "cloud_connection"},
-	"/v1/cloud-security/connections/{connectionId}/scan-mode":    {"connectionId": "cloud_connection"},
-	"/v1/cloud-security/history":                                 {"connectionId": "cloud_connection"},
-	"/v1/cloud-security/activity":                                {"connectionId": "cloud_connection"},
-	"/v1/cloud-security/findings":                                {"connectionId": "cloud_connection"},
-	"/v1/tasks/{taskId}/automations/{automationId}/runs/{runId}": {"runId": "automation_run"},
+	"/v1/soa/{requirementId}":                                                    {"requirementId": "catalog_requirement"},
+	"/v1/cloud-security/findings/{findingId}/exception":                          {"findingId": "cloud_finding"},
+	"/v1/cloud-security/findings/{findingId}/check-definition":                   {"findingId": "cloud_finding"},
+	"/v1/cloud-security/exceptions/{exceptionId}":                                {"exceptionId": "cloud_exception"},
+	"/v1/cloud-security/scan/{connectionId}":                                     {"connectionId": "cloud_connection"},
+	"/v1/cloud-security/trigger/{connectionId}":                                  {"connectionId": "cloud_connection"},
+	"/v1/cloud-security/runs/{runId}":                                            {"runId": "cloud_run", "connectionId": "cloud_connection"},
+	"/v1/cloud-security/detect-services/{connectionId}":                          {"connectionId": "cloud_connection"},
+	"/v1/cloud-security/connections/{connectionId}/scan-mode":                    {"connectionId": "cloud_connection"},
+	"/v1/cloud-security/history":                                                 {"connectionId": "cloud_connection"},
+	"/v1/cloud-security/activity":                                                {"connectionId": "cloud_connection"},
+	"/v1/cloud-security/findings":                                                {"connectionId": "cloud_connection"},
+	"/v1/tasks/{taskId}/automations/{automationId}/runs/{runId}":                 {"runId": "automation_run"},
+	"/v1/integrations/variables/connections/{connectionId}/options/{variableId}": {"variableId": "integration_variable"},
 }
 
 // sweepSessionOnly lists operations only a signed-in person may call,
@@ -538,6 +543,7 @@ var sweepSessionOnly = map[string]string{
 	"POST /v1/training/completions/{videoId}/answers":          "a person takes a quiz; a key acts for no person",
 	"POST /v1/training/completions/{videoId}/complete":         "a person acknowledges a module; a key acts for no person",
 	"GET /v1/me/work":                                          "the signed-in person's own work; a key acts for no person",
+	"POST /v1/integrations/oauth/start":                        "a person starts an OAuth flow in the browser; the callback must come back in that session",
 	"GET /v1/admin/integrations":                               "the appliance operator's, through a session; a key is an organization's credential",
 	"GET /v1/admin/integrations/{providerSlug}":                "the appliance operator's, through a session",
 	"PATCH /v1/admin/integrations/{providerSlug}":              "the appliance operator's, through a session",

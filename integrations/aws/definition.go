@@ -66,7 +66,7 @@ var definition = app.ProviderDefinition{
 			Help: "Leave empty for AWS's public endpoints (GovCloud and China regions are recognised by name). Set it to send every call to one URL, such as a private endpoint gateway."},
 	},
 	Variables: []app.ProviderVariable{
-		{Key: "regions", Label: "Regions", Type: "text", Default: "us-east-1",
+		{Key: "regions", Label: "Regions", Type: "text", Default: "us-east-1", Options: Regions, OptionsFrom: app.OptionsStatic,
 			Help: "Regions to check (separated by commas), e.g. eu-west-1, eu-central-1. The first one is used for the global services."},
 		{Key: "scanMode", Label: "Scan mode", Type: "select", Default: ScanSelectedRegions, Options: ScanModes,
 			Help: "selected_regions: the regions above; all_regions: every region enabled in the account."},

@@ -1,6 +1,12 @@
 package github
 
-import "github.com/compliance-appliance/compliance/app"
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/compliance-appliance/compliance/app"
+)
 
 // Check ids; stable across releases (findings are kept per check id).
 const (
@@ -35,6 +41,15 @@ var definition = app.ProviderDefinition{
 	Description:  "Tests a GitHub organization on github.com or GitHub Enterprise Server: two-factor authentication, branch protection and reviews, secret scanning, Dependabot alerts, administrators and outside collaborators.",
 	DocsURL:      "https://docs.github.com/en/rest/authentication/permissions-required-for-fine-grained-personal-access-tokens",
 	AuthStrategy: app.ProviderAuthAPIKey,
+	// Or through a GitHub OAuth app (github.com or GitHub Enterprise
+	// Server); its tokens do not expire.
+	AuthStrategies: []string{app.ProviderAuthAPIKey, app.ProviderAuthOAuth2},
+	OAuth: &app.ProviderOAuth{
+		Scopes: []string{"read:org", "repo"}, PKCE: true,
+		SetupURL:  "https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/creating-an-oauth-app",
+		SetupHelp: "In GitHub, create an OAuth app (organization Settings > Developer settings > OAuth Apps) with the callback URL below as its authorization callback URL. The person who connects should be an organization owner, and must grant the app access to the organization if it restricts OAuth apps.",
+		TokenKey:  "token", BaseURLKey: "baseUrl", Endpoints: oauthEndpoints,
+	},
 	Credentials: []app.CredentialField{
 		{Key: "token", Label: "Access token", Type: "password", Secret: true, Required: true,
 			Help: "A fine-grained or classic personal access token, or a GitHub App installation token, of an organization owner. Classic scopes: read:org, repo (or public_repo for public repositories only). Fine-grained: organization Members and Administration read, repository Administration and Metadata read."},
@@ -44,7 +59,7 @@ var definition = app.ProviderDefinition{
 	Variables: []app.ProviderVariable{
 		{Key: "organization", Label: "Organization", Type: "text", Required: true,
 			Help: "The organization's login, as in github.com/LOGIN."},
-		{Key: "repositories", Label: "Repositories", Type: "text",
+		{Key: "repositories", Label: "Repositories", Type: "text", OptionsFrom: app.OptionsProvider,
 			Help: "Only these repositories (names separated by commas or new lines). Empty: every repository of the organization."},
 		{Key: "maxAdmins", Label: "Most organization owners allowed", Type: "number", Default: "5",
 			Help: "github.admin_count fails when the organization has more owners than this."},
@@ -119,4 +134,21 @@ var definition = app.ProviderDefinition{
 			Evidences:   []app.RequirementRef{iso("A.8.2"), iso("A.5.18"), iso("A.5.19"), soc2("CC6.2"), soc2("CC6.3"), csf("PR.AA-05")},
 		},
 	},
+}
+
+// oauthEndpoints are the OAuth app endpoints for an API base URL: github.com
+// for api.github.com (or empty), the server's root for GitHub Enterprise
+// Server's https://HOST/api/v3.
+func oauthEndpoints(base string) (string, string, error) {
+	base = strings.TrimRight(strings.TrimSpace(base), "/")
+	if base == "" || base == DefaultBaseURL {
+		return "https://github.com/login/oauth/authorize", "https://github.com/login/oauth/access_token", nil
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "", "", fmt.Errorf("GitHub API URL %q is not an http(s) URL (https://HOST/api/v3 for GitHub Enterprise Server)", base)
+	}
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/api/v3")
+	r := strings.TrimRight(u.String(), "/")
+	return r + "/login/oauth/authorize", r + "/login/oauth/access_token", nil
 }

@@ -1,6 +1,10 @@
 package gitlab
 
-import "github.com/compliance-appliance/compliance/app"
+import (
+	"strings"
+
+	"github.com/compliance-appliance/compliance/app"
+)
 
 // Check ids; stable across releases (findings are kept per check id).
 const (
@@ -34,6 +38,15 @@ var definition = app.ProviderDefinition{
 	Description:  "Tests a GitLab group on gitlab.com or a self-managed instance: protected default branches, merge request approvals, the group's two-factor requirement and members without two-factor authentication.",
 	DocsURL:      "https://docs.gitlab.com/user/profile/personal_access_tokens/",
 	AuthStrategy: app.ProviderAuthAPIKey,
+	// Or through a GitLab OAuth application (gitlab.com or the instance):
+	// PKCE, and tokens that expire after two hours with a refresh token.
+	AuthStrategies: []string{app.ProviderAuthAPIKey, app.ProviderAuthOAuth2},
+	OAuth: &app.ProviderOAuth{
+		Scopes: []string{"read_api"}, PKCE: true, RefreshTokens: true,
+		SetupURL:  "https://docs.gitlab.com/integration/oauth_provider/",
+		SetupHelp: "In GitLab, add an application (group or instance: Settings > Applications; or your user's Preferences > Applications) with the callback URL below, confidential, scope read_api. The person who connects needs the Owner role in the group for the two-factor checks.",
+		TokenKey:  "token", BaseURLKey: "baseUrl", Endpoints: oauthEndpoints,
+	},
 	Credentials: []app.CredentialField{
 		{Key: "token", Label: "Access token", Type: "password", Secret: true, Required: true,
 			Help: "A personal, group or project access token with the read_api scope, of a user with the Owner role in the group (members' 2FA status), or an administrator's on self-managed."},
@@ -43,7 +56,7 @@ var definition = app.ProviderDefinition{
 	Variables: []app.ProviderVariable{
 		{Key: "group", Label: "Group", Type: "text", Required: true,
 			Help: "The group's full path (acme/platform) or numeric id. Projects of its subgroups are included."},
-		{Key: "projects", Label: "Projects", Type: "text",
+		{Key: "projects", Label: "Projects", Type: "text", OptionsFrom: app.OptionsProvider,
 			Help: "Only these projects (paths relative to the group or full paths, separated by commas or new lines). Empty: every project."},
 		{Key: "includeArchived", Label: "Include archived projects", Type: "boolean", Default: "false",
 			Help: "Archived projects are read-only and skipped unless this is on."},
@@ -84,4 +97,17 @@ var definition = app.ProviderDefinition{
 			Evidences:   []app.RequirementRef{iso("A.5.17"), iso("A.8.5"), soc2("CC6.1"), csf("PR.AA-03")},
 		},
 	},
+}
+
+// oauthEndpoints are the OAuth application endpoints of a GitLab URL
+// (empty: gitlab.com), under the instance's relative root if any.
+func oauthEndpoints(base string) (string, string, error) {
+	api, err := APIURL(base)
+	if err != nil {
+		return "", "", err
+	}
+	root := *api
+	root.Path = strings.TrimSuffix(root.Path, "/api/v4")
+	r := strings.TrimRight(root.String(), "/")
+	return r + "/oauth/authorize", r + "/oauth/token", nil
 }

@@ -62,6 +62,7 @@ func (p *Provider) Definition() app.ProviderDefinition { return definition }
 type config struct {
 	api             *url.URL
 	token           string
+	bearer          bool // an OAuth token: sent as Authorization: Bearer
 	group           string
 	projects        map[string]bool
 	includeArchived bool
@@ -75,7 +76,8 @@ func setting(c app.ConnectionTarget, key string) string {
 }
 
 func parseConfig(c app.ConnectionTarget) (*config, error) {
-	cfg := &config{token: strings.TrimSpace(c.Credentials["token"]), group: strings.Trim(setting(c, "group"), "/")}
+	cfg := &config{token: strings.TrimSpace(c.Credentials["token"]), group: strings.Trim(setting(c, "group"), "/"),
+		bearer: c.Credentials["oauthApp"] != ""}
 	if cfg.token == "" {
 		return nil, errors.New("the connection has no token")
 	}
@@ -118,10 +120,16 @@ func APIURL(raw string) (*url.URL, error) {
 
 func (p *Provider) api(cfg *config) *restapi.Client {
 	token := cfg.token
+	authorize := func(r *http.Request) { r.Header.Set("PRIVATE-TOKEN", token) }
+	if cfg.bearer {
+		// OAuth tokens go in the Authorization header (PRIVATE-TOKEN
+		// takes personal, group and project access tokens only).
+		authorize = func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }
+	}
 	return &restapi.Client{
 		HTTP:      p.client,
 		Base:      cfg.api,
-		Authorize: func(r *http.Request) { r.Header.Set("PRIVATE-TOKEN", token) },
+		Authorize: authorize,
 		Secret:    token,
 		Header:    http.Header{"Accept": {"application/json"}, "User-Agent": {"compliance-appliance"}},
 		MaxPages:  p.MaxPages,

@@ -53,6 +53,7 @@ func (s *Server) routes() {
 	s.integrationTaskRoutes(s.Handle)
 	s.integrationAdminRoutes(s.Handle)
 	s.mailSettingsRoutes(s.Handle)
+	s.integrationOAuthRoutes(s.Handle)
 	s.vendorAssessmentRoutes(s.Handle)
 	s.evidenceExportRoutes(s.Handle)
 }

@@ -18,6 +18,8 @@ func (s *Server) uiIntegrationRoutes(page func(method, path string, acc uiAccess
 	page("GET", "/integrations", uiSignedIn, s.uiIntegrations)
 	page("POST", "/integrations", uiManage, s.uiConnect)
 	page("GET", "/integrations/{id}", uiSignedIn, s.uiConnection)
+	page("POST", "/integrations/oauth", uiManage, s.uiStartOAuth)
+	page("POST", "/integrations/{id}/variables", uiManage, s.uiSaveVariables)
 	page("POST", "/integrations/{id}/test", uiManage, s.uiTestConnection)
 	page("POST", "/integrations/{id}/run", uiManage, s.uiRunConnection)
 	page("POST", "/integrations/{id}/pause", uiManage, s.uiConnectionAction("paused"))
@@ -50,6 +52,9 @@ func (s *Server) uiIntegrations(w http.ResponseWriter, r *http.Request, v *view)
 	}
 	d := v.Data.(map[string]any)
 	d["Connections"], d["Providers"], d["Frequencies"] = conns, provs, []string{"hourly", "daily", "weekly", "manual"}
+	if err := s.addOAuthAvailability(r, d, provs); err != nil {
+		return err
+	}
 	return s.page(w, r, "integrations", v)
 }
 
@@ -112,6 +117,9 @@ func (s *Server) connectionPage(w http.ResponseWriter, r *http.Request, v *view,
 	}
 	d := v.Data.(map[string]any)
 	d["C"], d["Checks"], d["Runs"], d["Exceptions"] = c, checks.Checks, runs.Items, exceptions
+	if vars, err := s.app.GetConnectionVariables(ctx, connID); err == nil {
+		d["VarDefs"] = vars.Definitions
+	}
 	// The selected run (default: the latest) with its results.
 	runID := r.URL.Query().Get("run")
 	if runID == "" && len(runs.Items) > 0 {

@@ -63,6 +63,9 @@ func (s *Server) uiTaskAutomations(w http.ResponseWriter, r *http.Request, v *vi
 	v.Data = map[string]any{"Task": t, "Automations": autos.Items, "Runs": runs, "List": lv, "Templates": tpls,
 		"Frequencies": []string{"daily", "weekly", "monthly", "quarterly", "yearly"}, "Template": r.URL.Query().Get("template"),
 		"RunStatuses": automationRunStatuses, "Verdicts": verdicts, "RunFilter": r.URL.Query(), "BrowserAutomations": browser}
+	if err := s.addTaskCheckFindings(r, v, t.ID); err != nil {
+		return err
+	}
 	return s.page(w, r, "task_automations", v)
 }
 
