@@ -57,6 +57,7 @@ var readDeps = []struct {
 	{"evidence", "controls", "owner_id, organization_id", "SELECT R.organization_id"},
 	{"people", "memberships", "", "SELECT R.organization_id"},
 	{"people", "devices", "", "SELECT R.organization_id"},
+	{"people", "person_directory", "", "SELECT R.organization_id"},
 	{"people", "users", "name, email, last_login_at", "SELECT organization_id FROM memberships WHERE user_id = R.id"},
 }
 

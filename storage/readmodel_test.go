@@ -87,7 +87,8 @@ func (e *readModelEnv) checkReads(t *testing.T, step string, org *bench.Org, rng
 		want, err2 := e.db.ListEvidence(fresh, org.ID, f)
 		same(fmt.Sprintf("evidence %+v", f), got, want, err1, err2)
 	}
-	for _, f := range []app.PersonFilter{{Page: page}, {Page: page, Inactive: true}} {
+	for _, f := range []app.PersonFilter{{Page: page}, {Page: page, Inactive: true},
+		{Page: page, Source: app.PersonSourceDirectory}, {Page: page, TwoFactor: "enrolled"}} {
 		got, err1 := e.db.ListPeople(ctx, org.ID, f)
 		want, err2 := e.db.ListPeople(fresh, org.ID, f)
 		same(fmt.Sprintf("people %+v", f), got, want, err1, err2)
@@ -192,6 +193,12 @@ func TestReadModelCoherence(t *testing.T) {
 		}},
 		{"sql: membership role", func(org *bench.Org) error {
 			_, err := e.raw.Exec(`UPDATE memberships SET is_active = 1 - is_active WHERE organization_id = ? AND user_id = ?`, org.ID, org.IDs["person"][rng.IntN(3)])
+			return err
+		}},
+		{"sql: directory two-factor status", func(org *bench.Org) error {
+			_, err := e.raw.Exec(`INSERT INTO person_directory (organization_id, user_id, source, two_factor, updated_at)
+				VALUES (?, ?, 'directory', 1, strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+				ON CONFLICT (organization_id, user_id) DO UPDATE SET two_factor = 1 - coalesce(two_factor, 0)`, org.ID, org.IDs["person"][rng.IntN(3)])
 			return err
 		}},
 		{"sql: device", func(org *bench.Org) error {
