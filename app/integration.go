@@ -600,29 +600,35 @@ func (a *App) CreateConnection(ctx context.Context, in ConnectionCreate) (*Conne
 		// The first scheduled run comes at once.
 		c.NextRunAt = &now
 	}
-	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		org, err := a.store.GetOrganization(ctx, p.OrgID)
+	err = a.insertConnection(ctx, p.OrgID, c, len(creds) > 0)
+	if err != nil {
+		return nil, fmt.Errorf("create connection: %w", err)
+	}
+	a.connectionView(c)
+	return out, nil
+}
+
+// insertConnection stores a new connection within the plan's integration
+// limit, with its audit record, in one transaction.
+func (a *App) insertConnection(ctx context.Context, orgID string, c *Connection, hasCredentials bool) error {
+	return a.store.InTx(ctx, func(ctx context.Context) error {
+		org, err := a.store.GetOrganization(ctx, orgID)
 		if err != nil {
 			return err
 		}
-		n, err := a.store.CountConnections(ctx, p.OrgID)
+		n, err := a.store.CountConnections(ctx, orgID)
 		if err != nil {
 			return err
 		}
 		if err := a.CheckLimit(org.Plan, "integrations", n); err != nil {
 			return err
 		}
-		if err := a.store.CreateConnection(ctx, p.OrgID, c); err != nil {
+		if err := a.store.CreateConnection(ctx, orgID, c); err != nil {
 			return err
 		}
 		return a.record(ctx, Mutation{Action: "created", ResourceType: "integration_connection", ResourceID: c.ID,
-			After: auditOf(c, len(creds) > 0)})
+			After: auditOf(c, hasCredentials)})
 	})
-	if err != nil {
-		return nil, fmt.Errorf("create connection: %w", err)
-	}
-	a.connectionView(c)
-	return out, nil
 }
 
 func defaultServices(d ProviderDefinition) []string {

@@ -260,6 +260,37 @@ func (a *App) AdminUpdateIntegration(ctx context.Context, slug string, in AdminP
 	return a.adminGet(ctx, slug)
 }
 
+// validateOAuthApp checks an OAuth app's client id, secret and custom
+// scopes (the operator's platform app and an organization's own app take
+// the same fields) and returns the scopes trimmed.
+func validateOAuthApp(ve *ValidationError, clientID, clientSecret string, customScopes []string) []string {
+	switch {
+	case clientID == "":
+		ve.Add("clientId", CodeRequired, nil, "clientId is required")
+	case len(clientID) > maxClientID:
+		ve.Add("clientId", CodeTooLong, nil, fmt.Sprintf("clientId is at most %d characters", maxClientID))
+	}
+	switch {
+	case clientSecret == "":
+		ve.Add("clientSecret", CodeRequired, nil, "clientSecret is required")
+	case len(clientSecret) > maxClientSecret:
+		ve.Add("clientSecret", CodeTooLong, nil, fmt.Sprintf("clientSecret is at most %d characters", maxClientSecret))
+	}
+	if len(customScopes) > maxCustomScopes {
+		ve.Add("customScopes", CodeInvalid, nil, fmt.Sprintf("at most %d scopes", maxCustomScopes))
+	}
+	scopes := []string{}
+	for i, s := range customScopes {
+		s = strings.TrimSpace(s)
+		if s == "" || len(s) > maxCustomScopeLen || strings.ContainsAny(s, " \t\r\n") {
+			ve.Add(fmt.Sprintf("customScopes[%d]", i), CodeInvalid, s, "a scope is one word of at most 200 characters")
+			continue
+		}
+		scopes = append(scopes, s)
+	}
+	return scopes
+}
+
 // AdminSavePlatformCredentials stores a provider's platform OAuth app
 // (operator only): the client id, and the client secret sealed at rest and
 // never returned.
@@ -280,30 +311,7 @@ func (a *App) AdminSavePlatformCredentials(ctx context.Context, in PlatformCrede
 			ve.Add("providerSlug", CodeInvalid, in.ProviderSlug, "provider "+in.ProviderSlug+" does not connect through OAuth")
 		}
 	}
-	switch {
-	case in.ClientID == "":
-		ve.Add("clientId", CodeRequired, nil, "clientId is required")
-	case len(in.ClientID) > maxClientID:
-		ve.Add("clientId", CodeTooLong, nil, fmt.Sprintf("clientId is at most %d characters", maxClientID))
-	}
-	switch {
-	case in.ClientSecret == "":
-		ve.Add("clientSecret", CodeRequired, nil, "clientSecret is required")
-	case len(in.ClientSecret) > maxClientSecret:
-		ve.Add("clientSecret", CodeTooLong, nil, fmt.Sprintf("clientSecret is at most %d characters", maxClientSecret))
-	}
-	if len(in.CustomScopes) > maxCustomScopes {
-		ve.Add("customScopes", CodeInvalid, nil, fmt.Sprintf("at most %d scopes", maxCustomScopes))
-	}
-	scopes := []string{}
-	for i, s := range in.CustomScopes {
-		s = strings.TrimSpace(s)
-		if s == "" || len(s) > maxCustomScopeLen || strings.ContainsAny(s, " \t\r\n") {
-			ve.Add(fmt.Sprintf("customScopes[%d]", i), CodeInvalid, s, "a scope is one word of at most 200 characters")
-			continue
-		}
-		scopes = append(scopes, s)
-	}
+	scopes := validateOAuthApp(ve, in.ClientID, in.ClientSecret, in.CustomScopes)
 	if in.CustomSettings != nil {
 		if raw, err := json.Marshal(in.CustomSettings); err != nil || len(raw) > maxCustomSettingsB {
 			ve.Add("customSettings", CodeInvalid, nil, fmt.Sprintf("customSettings is a JSON object of at most %d bytes", maxCustomSettingsB))

@@ -541,24 +541,7 @@ func (a *App) createOAuthConnection(ctx context.Context, p *Principal, d Provide
 		return nil, err
 	}
 	c.NextRunAt = &now
-	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		org, err := a.store.GetOrganization(ctx, p.OrgID)
-		if err != nil {
-			return err
-		}
-		n, err := a.store.CountConnections(ctx, p.OrgID)
-		if err != nil {
-			return err
-		}
-		if err := a.CheckLimit(org.Plan, "integrations", n); err != nil {
-			return err
-		}
-		if err := a.store.CreateConnection(ctx, p.OrgID, c); err != nil {
-			return err
-		}
-		return a.record(ctx, Mutation{Action: "created", ResourceType: "integration_connection", ResourceID: c.ID,
-			After: auditOf(c, true)})
-	})
+	err = a.insertConnection(ctx, p.OrgID, c, true)
 	if err != nil {
 		return nil, fmt.Errorf("create connection through OAuth: %w", err)
 	}
@@ -701,30 +684,7 @@ func (a *App) SaveIntegrationOAuthApp(ctx context.Context, in IntegrationOAuthAp
 	} else if o == nil {
 		ve.Add("providerSlug", CodeInvalid, in.ProviderSlug, "provider "+in.ProviderSlug+" does not connect through OAuth")
 	}
-	switch {
-	case in.ClientID == "":
-		ve.Add("clientId", CodeRequired, nil, "clientId is required")
-	case len(in.ClientID) > maxClientID:
-		ve.Add("clientId", CodeTooLong, nil, fmt.Sprintf("clientId is at most %d characters", maxClientID))
-	}
-	switch {
-	case in.ClientSecret == "":
-		ve.Add("clientSecret", CodeRequired, nil, "clientSecret is required")
-	case len(in.ClientSecret) > maxClientSecret:
-		ve.Add("clientSecret", CodeTooLong, nil, fmt.Sprintf("clientSecret is at most %d characters", maxClientSecret))
-	}
-	if len(in.CustomScopes) > maxCustomScopes {
-		ve.Add("customScopes", CodeInvalid, nil, fmt.Sprintf("at most %d scopes", maxCustomScopes))
-	}
-	scopes := []string{}
-	for i, s := range in.CustomScopes {
-		s = strings.TrimSpace(s)
-		if s == "" || len(s) > maxCustomScopeLen || strings.ContainsAny(s, " \t\r\n") {
-			ve.Add(fmt.Sprintf("customScopes[%d]", i), CodeInvalid, s, "a scope is one word of at most 200 characters")
-			continue
-		}
-		scopes = append(scopes, s)
-	}
+	scopes := validateOAuthApp(ve, in.ClientID, in.ClientSecret, in.CustomScopes)
 	if err := ve.Err(); err != nil {
 		return nil, err
 	}

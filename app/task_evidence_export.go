@@ -10,8 +10,6 @@ import (
 	"path"
 	"strings"
 	"time"
-
-	"github.com/go-pdf/fpdf"
 )
 
 // Evidence export of one task (the spec's Evidence Export group): the
@@ -232,27 +230,14 @@ func (a *App) AutomationRunsPDF(ctx context.Context, taskID, automationID string
 	if err != nil {
 		return nil, err
 	}
-	pdf := fpdf.New("P", "mm", "A4", "")
-	tr := pdf.UnicodeTranslatorFromDescriptor("")
-	pdf.SetMargins(18, 16, 18)
-	pdf.SetAutoPageBreak(true, 18)
-	pdf.AliasNbPages("")
 	now := a.Now()
-	pdf.SetFooterFunc(func() {
-		pdf.SetY(-12)
-		pdf.SetFont("Helvetica", "", 7)
-		pdf.CellFormat(0, 4, tr(fmt.Sprintf("Automation %s | generated %s | page %d of {nb}", au.ID, now.Format("2006-01-02 15:04 UTC"), pdf.PageNo())),
-			"", 0, "C", false, 0, "")
+	pdf, tr := newReportPDF(func(page int) string {
+		return fmt.Sprintf("Automation %s | generated %s | page %d of {nb}", au.ID, now.Format("2006-01-02 15:04 UTC"), page)
 	})
 	pdf.AddPage()
 	pdf.SetFont("Helvetica", "B", 16)
 	pdf.MultiCell(0, 8, tr("Automation evidence: "+au.Name), "", "L", false)
-	line := func(k, v string) {
-		pdf.SetFont("Helvetica", "B", 10)
-		pdf.CellFormat(40, 5.5, tr(k), "", 0, "L", false, 0, "")
-		pdf.SetFont("Helvetica", "", 10)
-		pdf.MultiCell(0, 5.5, tr(v), "", "L", false)
-	}
+	line := pdfFieldLine(pdf, tr)
 	kind := "Script (task automation)"
 	if au.Kind == AutomationKindBrowser {
 		kind = "Browser automation"
