@@ -6,7 +6,7 @@ GO      ?= go
 # Fuzz time per target in `make test` (CI budget); raise for a longer local run.
 FUZZTIME ?= 5s
 
-.PHONY: build run test test-short bench fuzz load crashtest lint tidy release package clean
+.PHONY: build run test test-postgres test-short bench fuzz load crashtest lint tidy release package clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
@@ -16,9 +16,11 @@ run: build
 
 # vet runs with CGO_ENABLED=0 so its compile of the dependencies is the one
 # the end-to-end tests reuse when they build the static binary.
+# The tests start a throwaway PostgreSQL cluster beside them
+# (.ci/with-postgres) for the PostgreSQL store's tests.
 test:
 	CGO_ENABLED=0 $(GO) vet ./...
-	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m ./...
+	CGO_ENABLED=1 .ci/with-postgres $(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory fuzz
 
 # Runs every Go fuzz target of the module for FUZZTIME each (.ci/fuzz).
@@ -26,6 +28,12 @@ test:
 # package's testdata/fuzz and fails the run.
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) bash .ci/fuzz
+
+# The store's, the domain's and the API's tests against PostgreSQL
+# instead of SQLite.
+PG_PACKAGES ?= ./storage/... ./app/... ./web/...
+test-postgres:
+	COMPLIANCE_TEST_STORE=postgres .ci/with-postgres $(GO) test -count=1 -timeout 30m $(PG_PACKAGES)
 
 test-short:
 	$(GO) test -count=1 -short ./...

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/compliance-appliance/compliance/app"
 	"github.com/compliance-appliance/compliance/storage"
+	"github.com/compliance-appliance/compliance/storage/storagetest"
 )
 
 type clock struct {
@@ -45,8 +45,8 @@ func newApp(t *testing.T) (*app.App, *storage.DB, *clock) {
 func newAppAt(t *testing.T) (*app.App, *storage.DB, *clock, string) {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "app.db")
-	db, err := storage.Open(ctx, path)
+	path := storagetest.Location(t, t.TempDir())
+	db, err := storage.OpenURL(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import "embed"
 
 // Migrations are the forward-only schema migrations, NNNN_name.sql.
 //
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql migrations/postgres/*.sql
 var Migrations embed.FS
 
 // OpenAPI holds the OpenAPI 3.0 document: base.yaml plus one fragment of

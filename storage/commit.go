@@ -21,6 +21,10 @@ import (
 // maxBatch bounds one group commit so a burst cannot starve its first caller.
 const maxBatch = 128
 
+// pgWriterLock is the PostgreSQL advisory lock key every write
+// transaction holds.
+const pgWriterLock = 0x636f6d706c79
+
 var errClosed = errors.New("database is closed")
 
 type commitReq struct {
@@ -123,6 +127,19 @@ func (db *DB) runBatch(batch []*commitReq) {
 			r.done <- fmt.Errorf("begin: %w", err)
 		}
 		return
+	}
+	if db.pg {
+		// One writer at a time across every process on the database, as
+		// SQLite's write lock gives: replicas' transactions are applied in
+		// one order, so read-then-write code and the audit chain stay
+		// correct.
+		if _, err := tx.ExecContext(bg, "SELECT pg_advisory_xact_lock(?)", pgWriterLock); err != nil {
+			_ = tx.Rollback()
+			for _, r := range batch {
+				r.done <- fmt.Errorf("writer lock: %w", err)
+			}
+			return
+		}
 	}
 	b := &txBatch{ws: db.ws, stmts: map[string]*sql.Stmt{}}
 	q := txQuerier{&txState{tx: tx, batch: b}}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -31,6 +32,8 @@ type DB struct {
 	rs   *stmtCache
 	ws   *writerStmts
 	rm   *readModel
+	// pg is set when the database is PostgreSQL (OpenURL).
+	pg bool
 	// commitObserver, when set, sees every group commit: the calls it
 	// acknowledged and how long COMMIT (with its fsync) took.
 	commitObserver atomic.Pointer[func(calls int, d time.Duration)]
@@ -93,6 +96,66 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	db := &DB{w: w, r: r, path: path, rs: newStmtCache(r), ws: newWriterStmts(w), rm: newReadModel(DefaultReadCacheBytes)}
 	db.startCommitter()
 	return db, nil
+}
+
+// IsPostgres reports whether the database is PostgreSQL.
+func (db *DB) IsPostgres() bool { return db.pg }
+
+// IsPostgresURL reports whether a database location is a PostgreSQL URL
+// rather than a SQLite file.
+func IsPostgresURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// OpenURL opens a PostgreSQL database by its URL, or a SQLite file by its
+// path.
+func OpenURL(ctx context.Context, location string) (*DB, error) {
+	if IsPostgresURL(location) {
+		return openPostgres(ctx, location)
+	}
+	return Open(ctx, location)
+}
+
+// openPostgres opens the writer (one connection, as on SQLite: the group
+// committer's) and a pool of read-only readers. It does not migrate.
+func openPostgres(ctx context.Context, dbURL string) (*DB, error) {
+	w, err := sql.Open(pgDriverName, dbURL)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open database: %w", redactURL(err, dbURL))
+	}
+	sep := "?"
+	if strings.Contains(dbURL, "?") {
+		sep = "&"
+	}
+	r, err := sql.Open(pgDriverName, dbURL+sep+"default_transaction_read_only=on")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	n := max(4, 2*runtime.GOMAXPROCS(0))
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	db := &DB{w: w, r: r, path: "", pg: true, rs: newStmtCache(r), ws: newWriterStmts(w), rm: newReadModel(0)}
+	db.startCommitter()
+	return db, nil
+}
+
+// redactURL keeps a password in a database URL out of an error.
+func redactURL(err error, dbURL string) error {
+	u, perr := url.Parse(dbURL)
+	if perr != nil || u.User == nil {
+		return err
+	}
+	if p, ok := u.User.Password(); ok && p != "" {
+		return errors.New(strings.ReplaceAll(err.Error(), p, "xxxxx"))
+	}
+	return err
 }
 
 // Close stops the group committer and closes both pools.
@@ -174,6 +237,10 @@ func mapErr(err error) error {
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return app.ErrNotFound
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" {
+		return fmt.Errorf("%w: %s", app.ErrConflict, pe.Error())
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {

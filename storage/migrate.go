@@ -59,7 +59,7 @@ func (db *DB) SchemaVersion(ctx context.Context) (applied, known int, err error)
 		known = ms[len(ms)-1].version
 	}
 	var exists int
-	if err := db.w.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='schema_migrations'").Scan(&exists); err != nil {
+	if err := db.w.QueryRowContext(ctx, db.tableExistsSQL(), "schema_migrations").Scan(&exists); err != nil {
 		return 0, known, err
 	}
 	if exists == 0 {
@@ -86,11 +86,15 @@ func (db *DB) MigrateTo(ctx context.Context, upTo int) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load migrations: %w", err)
 	}
-	if _, err := db.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	create := `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY,
 		name TEXT NOT NULL,
 		applied_at TEXT NOT NULL
-	) STRICT`); err != nil {
+	) STRICT`
+	if db.pg {
+		create = `CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`
+	}
+	if _, err := db.w.ExecContext(ctx, create); err != nil {
 		return nil, fmt.Errorf("create schema_migrations: %w", err)
 	}
 	applied := map[int]bool{}
@@ -137,7 +141,14 @@ func (db *DB) MigrateTo(ctx context.Context, upTo int) ([]string, error) {
 				return nil
 			}
 			ran = true
-			if _, err := q.ExecContext(ctx, m.sql); err != nil {
+			script := m.sql
+			if db.pg {
+				var err error
+				if script, err = pgMigrationSQL(assets.Migrations, m.name, m.sql); err != nil {
+					return err
+				}
+			}
+			if _, err := q.ExecContext(ctx, script); err != nil {
 				return err
 			}
 			_, err := q.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))", m.version, m.name)
@@ -150,8 +161,22 @@ func (db *DB) MigrateTo(ctx context.Context, upTo int) ([]string, error) {
 			done = append(done, m.name)
 		}
 	}
+	if db.pg {
+		// The read model is SQLite's: on PostgreSQL every read goes to
+		// the database (replicas share no memory to keep coherent).
+		return done, nil
+	}
 	if err := db.ensureReadModel(ctx); err != nil {
 		return done, err
 	}
 	return done, nil
+}
+
+// tableExistsSQL is a query giving 1 when the table named by its one
+// argument exists, else 0.
+func (db *DB) tableExistsSQL() string {
+	if db.pg {
+		return "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?"
+	}
+	return "SELECT count(*) FROM sqlite_master WHERE type='table' AND name = ?"
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/compliance-appliance/compliance/app"
 	"github.com/compliance-appliance/compliance/storage"
+	"github.com/compliance-appliance/compliance/storage/storagetest"
 )
 
 // fakeClock is a settable clock shared by the app and the rate limiter.
@@ -57,7 +58,7 @@ func newTestServerLogged(t *testing.T, configure func(*Options), log *slog.Logge
 	t.Helper()
 	dir := t.TempDir()
 	ctx := context.Background()
-	db, err := storage.Open(ctx, filepath.Join(dir, "test.db"))
+	db, err := storage.OpenURL(ctx, storagetest.Location(t, dir))
 	if err != nil {
 		t.Fatal(err)
 	}
