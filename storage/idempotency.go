@@ -23,8 +23,10 @@ func (db *DB) GetIdempotency(ctx context.Context, orgID, key string) (*app.Idemp
 
 // PutIdempotency stores (or replaces an expired) response for a key.
 func (db *DB) PutIdempotency(ctx context.Context, orgID, key string, r *app.IdempotencyRecord) error {
-	_, err := db.wr(ctx).ExecContext(ctx, `INSERT OR REPLACE INTO idempotency_keys
-		(organization_id, key, request_hash, status, content_type, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+	_, err := db.wr(ctx).ExecContext(ctx, `INSERT INTO idempotency_keys
+		(organization_id, key, request_hash, status, content_type, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (organization_id, key) DO UPDATE SET request_hash = excluded.request_hash, status = excluded.status,
+		content_type = excluded.content_type, body = excluded.body, created_at = excluded.created_at`,
 		orgID, key, r.RequestHash, r.Response.Status, r.Response.ContentType, r.Response.Body, ts(r.CreatedAt))
 	return mapErr(err)
 }

@@ -37,13 +37,9 @@ func (db *DB) AppendAudit(ctx context.Context, r *app.AuditRecord) error {
 	if err != nil {
 		return fmt.Errorf("encode audit changes: %w", err)
 	}
-	res, err := q.ExecContext(ctx, `INSERT INTO audit_log (id, organization_id, occurred_at, actor_type, actor_id, action,
-		resource_type, resource_id, changes, request_id, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	err = q.QueryRowContext(ctx, `INSERT INTO audit_log (id, organization_id, occurred_at, actor_type, actor_id, action,
+		resource_type, resource_id, changes, request_id, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
 		r.ID, r.OrganizationID, ts(r.OccurredAt), r.ActorType, r.ActorID, r.Action, r.ResourceType, r.ResourceID,
-		string(changes), r.RequestID, r.PrevHash, r.Hash)
-	if err != nil {
-		return mapErr(err)
-	}
-	r.Seq, _ = res.LastInsertId()
-	return nil
+		string(changes), r.RequestID, r.PrevHash, r.Hash).Scan(&r.Seq)
+	return mapErr(err)
 }

@@ -14,6 +14,8 @@ import (
 //   - LIKE becomes ILIKE (SQLite's LIKE ignores ASCII case);
 //   - min(a, b) and max(a, b) with two or more arguments (SQLite's scalar
 //     forms) become LEAST and GREATEST;
+//   - a subquery in FROM without an alias gets one (PostgreSQL 15
+//     requires it);
 //   - SQLite's clock, strftime('%Y-%m-%dT%H:%M:%fZ','now'), becomes the
 //     same fixed-width UTC text from now().
 //
@@ -32,7 +34,7 @@ func pgSQL(q string) string {
 	if v, ok := pgSQLCache.Load(q); ok {
 		return v.(string)
 	}
-	out := rewritePG(strings.ReplaceAll(q, sqliteNow, pgNow))
+	out := aliasSubqueries(rewritePG(strings.ReplaceAll(q, sqliteNow, pgNow)))
 	pgSQLCache.Store(q, out)
 	return out
 }
@@ -160,4 +162,74 @@ func topLevelComma(q string, open int) bool {
 		i++
 	}
 	return false
+}
+
+// notAlias are the words that may follow a subquery in FROM when it has
+// no alias.
+var notAlias = map[string]bool{"where": true, "group": true, "order": true, "limit": true, "join": true, "left": true,
+	"inner": true, "cross": true, "on": true, "union": true, "having": true, "window": true, "offset": true, "": true}
+
+// aliasSubqueries gives each FROM (SELECT ...) without an alias one.
+func aliasSubqueries(q string) string {
+	low := strings.ToLower(q)
+	var b strings.Builder
+	last, n := 0, 0
+	for i := 0; i < len(q); {
+		if j := skipQuoted(q, i); j > i {
+			i = j
+			continue
+		}
+		if !strings.HasPrefix(low[i:], "from") || (i > 0 && isIdentChar(q[i-1])) || (i+4 < len(q) && isIdentChar(q[i+4])) {
+			i++
+			continue
+		}
+		k := skipSpace(q, i+4)
+		if k >= len(q) || q[k] != '(' || !strings.HasPrefix(low[skipSpace(q, k+1):], "select") {
+			i++
+			continue
+		}
+		end := closeParen(q, k)
+		if end < 0 {
+			break
+		}
+		w := skipSpace(q, end+1)
+		e := w
+		for e < len(q) && isIdentChar(q[e]) {
+			e++
+		}
+		if notAlias[low[w:e]] {
+			n++
+			b.WriteString(q[last : end+1])
+			b.WriteString(" AS _sub" + strconv.Itoa(n))
+			last = end + 1
+		}
+		i = k + 1
+	}
+	if last == 0 {
+		return q
+	}
+	b.WriteString(q[last:])
+	return b.String()
+}
+
+// closeParen returns the index of the parenthesis closing the one at open.
+func closeParen(q string, open int) int {
+	depth := 0
+	for i := open; i < len(q); {
+		if j := skipQuoted(q, i); j > i {
+			i = j
+			continue
+		}
+		switch q[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+		i++
+	}
+	return -1
 }
