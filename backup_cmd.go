@@ -366,7 +366,8 @@ func restoreCmd(v *viper.Viper) *cobra.Command {
 // returns a function that records the backup once the schema has the
 // table for it.
 func preMigrationBackup(ctx context.Context, v *viper.Viper, dir storage.DataDir, db *storage.DB, log *slog.Logger) (func(e *env), error) {
-	if !v.GetBool("backup.before_migration") {
+	if !v.GetBool("backup.before_migration") || db.IsPostgres() {
+		// PostgreSQL's backups are its operators' (pg_dump, base backups).
 		return nil, nil
 	}
 	applied, known, err := db.SchemaVersion(ctx)

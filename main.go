@@ -54,6 +54,9 @@ func rootCmd() *cobra.Command {
 	root.PersistentFlags().Bool("json", false, "print one JSON object on stdout")
 	v.SetDefault("addr", "127.0.0.1:3333")
 	v.SetDefault("data_dir", "./data")
+	// database_url (postgres://...) selects PostgreSQL; empty, the SQLite
+	// file in data_dir.
+	v.SetDefault("database_url", "")
 	v.SetDefault("log_format", "text")
 	v.SetDefault("log_level", "info")
 	v.SetDefault("public_url", "")
@@ -142,7 +145,14 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 	if err := dir.Ensure(); err != nil {
 		return nil, err
 	}
-	db, err := storage.Open(ctx, dir.DBPath())
+	location := dir.DBPath()
+	if u := v.GetString("database_url"); u != "" {
+		if !storage.IsPostgresURL(u) {
+			return nil, fmt.Errorf("database_url: want a postgres:// URL, got %q (leave it empty for the SQLite file in data_dir)", u)
+		}
+		location = u
+	}
+	db, err := storage.OpenURL(ctx, location)
 	if err != nil {
 		return nil, err
 	}
