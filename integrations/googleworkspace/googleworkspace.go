@@ -95,7 +95,7 @@ func (p *Provider) Definition() app.ProviderDefinition {
 		Name:     "Google Workspace",
 		Category: "directory",
 		Description: "People from Google Workspace (Admin SDK Directory API): joiners, leavers and returners synchronised " +
-			"to the people register, with each person's 2-Step Verification enrolment.",
+			"to the people register, with each person's 2-Step Verification enrolment; mobile and ChromeOS devices into the device register.",
 		DocsURL:      "https://developers.google.com/admin-sdk/directory/reference/rest/v1/users/list",
 		AuthStrategy: app.ProviderAuthAPIKey,
 		Credentials: []app.CredentialField{
@@ -110,7 +110,7 @@ func (p *Provider) Definition() app.ProviderDefinition {
 			{Key: "domain", Label: "Domain", Type: "text",
 				Help: "List only the users of this domain instead of every domain of the account."},
 		},
-		Capabilities: []string{app.CapabilityEmployeeSync},
+		Capabilities: []string{app.CapabilityEmployeeSync, app.CapabilityDeviceSync},
 		Checks:       []app.CheckDefinition{},
 	}
 }
@@ -140,6 +140,13 @@ var (
 )
 
 func (p *Provider) parse(c app.ConnectionTarget) (*settings, error) {
+	return p.parseScoped(c, Scope)
+}
+
+// parseScoped is parse with the token's scopes: each listing asks only for
+// what it reads, so an account that delegated the user scope alone still
+// syncs people.
+func (p *Provider) parseScoped(c app.ConnectionTarget, scopes ...string) (*settings, error) {
 	raw := strings.TrimSpace(c.Credentials["serviceAccountJson"])
 	if raw == "" {
 		return nil, &fieldError{"serviceAccountJson", "is required"}
@@ -179,7 +186,7 @@ func (p *Provider) parse(c app.ConnectionTarget) (*settings, error) {
 	if s.domain != "" && !domainRe.MatchString(s.domain) {
 		return nil, &fieldError{"domain", "is not a domain name"}
 	}
-	cfg, err := google.JWTConfigFromJSON([]byte(raw), Scope)
+	cfg, err := google.JWTConfigFromJSON([]byte(raw), scopes...)
 	if err != nil {
 		return nil, &fieldError{"serviceAccountJson", "cannot be read as a service account key file"}
 	}
@@ -257,7 +264,7 @@ func (ss *session) get(ctx context.Context, path string, q url.Values, out any) 
 		}
 		if res.Status == http.StatusOK {
 			if err := json.Unmarshal(res.Body, out); err != nil {
-				return fmt.Errorf("Google answered %s with something that is not a user list: %v", path, err)
+				return fmt.Errorf("Google answered %s with something that is not a list: %v", path, err)
 			}
 			return nil
 		}
