@@ -20,7 +20,7 @@ const deviceDirectoryParams = `?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`
 
 type deviceDirectoryScan struct {
 	conn, provider, ext, owner, model, status, compliance, lastSync, removed, updated sql.NullString
-	encrypted                                                                     sql.NullInt64
+	encrypted                                                                         sql.NullInt64
 }
 
 func (s *deviceDirectoryScan) dest() []any {
