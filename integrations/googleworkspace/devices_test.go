@@ -19,11 +19,12 @@ type extra struct {
 	mobile, chrome atomic.Int32
 	calls          atomic.Int32
 	limited        atomic.Bool
+	groupCalls     atomic.Int32
 }
 
 // knownScope is a token request's scope: users, or the two device scopes.
 func knownScope(s string) bool {
-	return s == Scope || s == ScopeMobileDevices+" "+ScopeChromeOSDevices
+	return s == Scope || s == ScopeMobileDevices+" "+ScopeChromeOSDevices || s == Scope+" "+ScopeGroups
 }
 
 // mobileJSON is a mobile device as the Directory API returns it
@@ -67,7 +68,7 @@ func (f *fake) serveExtra(w http.ResponseWriter, r *http.Request, mode string) b
 	case "/admin/directory/v1/customer/my_customer/devices/chromeos":
 		total, key, item = int(f.ext.chrome.Load()), "chromeosdevices", chromeJSON
 	default:
-		return false
+		return f.serveGroups(w, r, mode)
 	}
 	f.ext.calls.Add(1)
 	if r.Header.Get("Authorization") != "Bearer "+accessToken || mode == "401" {

@@ -109,6 +109,8 @@ func (p *Provider) Definition() app.ProviderDefinition {
 				Help: "The account's customer ID (C0xxxxxxx), or my_customer for the administrator's own account. Ignored when a domain is set."},
 			{Key: "domain", Label: "Domain", Type: "text",
 				Help: "List only the users of this domain instead of every domain of the account."},
+			{Key: "readGroups", Label: "Read group memberships", Type: "boolean", Default: "false",
+				Help: "Reads every group's members once per sync (delegate " + ScopeGroups + " too) so groups, named by their e-mail address, can map to roles."},
 		},
 		Capabilities: []string{app.CapabilityEmployeeSync, app.CapabilityDeviceSync},
 		Checks:       []app.CheckDefinition{},
@@ -122,6 +124,7 @@ type settings struct {
 	customer   string
 	domain     string
 	secrets    []string
+	groups     bool // read group memberships (groups.go)
 }
 
 // oauthConfig is the part of the key file the provider keeps.
@@ -140,7 +143,17 @@ var (
 )
 
 func (p *Provider) parse(c app.ConnectionTarget) (*settings, error) {
-	return p.parseScoped(c, Scope)
+	switch strings.TrimSpace(c.Variables["readGroups"]) {
+	case "", "false":
+		return p.parseScoped(c, Scope)
+	case "true":
+		s, err := p.parseScoped(c, Scope, ScopeGroups)
+		if s != nil {
+			s.groups = true
+		}
+		return s, err
+	}
+	return nil, &fieldError{"readGroups", "must be true or false"}
 }
 
 // parseScoped is parse with the token's scopes: each listing asks only for
@@ -431,6 +444,12 @@ func (p *Provider) Users(ctx context.Context, c app.ConnectionTarget, yield func
 		return err
 	}
 	ss := p.session(ctx, s)
+	var groups map[string][]string
+	if s.groups {
+		if groups, err = ss.memberships(ctx); err != nil {
+			return err
+		}
+	}
 	token := ""
 	seen := map[string]bool{}
 	for page := 0; ; page++ {
@@ -445,7 +464,9 @@ func (p *Provider) Users(ctx context.Context, c app.ConnectionTarget, yield func
 			return fmt.Errorf("listing users (page %d): %w", page+1, err)
 		}
 		for i := range res.Users {
-			if err := yield(res.Users[i].directoryUser()); err != nil {
+			du := res.Users[i].directoryUser()
+			du.Groups = append(du.Groups, groups[res.Users[i].ID]...)
+			if err := yield(du); err != nil {
 				return err
 			}
 		}
