@@ -32,7 +32,7 @@ const (
 	SyncPassword = "sync-secret-0"
 	PeopleDN     = "ou=people," + Suffix
 	// GroupsDN holds the group entries of FixtureLDIF.
-	GroupsDN = "ou=groups," + Suffix
+	GroupsDN     = "ou=groups," + Suffix
 	rootDN       = "cn=admin," + Suffix
 	rootPassword = "admin-secret"
 )
