@@ -408,6 +408,29 @@ func TestDeviceSyncOkta(t *testing.T) {
 	}
 	wantStatus(t, s.do("GET", "/v1/devices/"+okta[0]["id"].(string), s.otherKey, nil), http.StatusNotFound)
 
+	// The pages show the source, filter on it in the URL and show the
+	// directory's fields.
+	e := s.testEnv
+	e.withPassword(s.org, "auditor-ui@acme.test", app.RoleAuditor)
+	b := e.browser()
+	b.signIn("auditor-ui@acme.test")
+	list := b.get("/devices?source=okta")
+	wantStatus(t, list, http.StatusOK)
+	wantBody(t, list, `<option value="okta" selected`, "Bob&#39;s Pixel", "Removed from Okta", "3 devices")
+	wantNoBody(t, list, "bob-mbp")
+	list = b.get("/devices?source=agent")
+	wantBody(t, list, "bob-mbp", "also listed by Okta")
+	wantBody(t, b.get("/devices?source=printer"), "source must be one of")
+	var macID string
+	for _, d := range s.devices(t, "&source=okta") {
+		if d["name"] == "Ada's MacBook" {
+			macID = d["id"].(string)
+		}
+	}
+	page := b.get("/devices/" + macID)
+	wantStatus(t, page, http.StatusOK)
+	wantBody(t, page, "<dt>Source</dt><dd>Okta</dd>", "guo1", "Removed ", "<dt>Encrypted</dt><dd>Yes</dd>", "ACTIVE")
+
 	// The scheduled job syncs the device sync provider's connection at its
 	// frequency.
 	runs := s.count(t, `SELECT count(*) FROM sync_runs WHERE organization_id = ? AND sync_type = 'device' AND trigger = 'schedule'`, s.org)
