@@ -25,7 +25,7 @@ type oktaOrg struct {
 	users   []oktaUser
 	groups  []oktaGroup
 	devices []map[string]any
-	fail    string // "403devices"
+	fail    string // "403devices", "403groups"
 }
 
 type oktaUser struct {
@@ -96,6 +96,11 @@ func (o *oktaOrg) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	case path == "/api/v1/groups":
+		if o.fail == "403groups" {
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `{"errorCode":"E0000006","errorSummary":"You do not have permission to perform the requested action","errorLink":"E0000006","errorId":"oaeZ","errorCauses":[]}`)
+			return
+		}
 		a, b := page(len(o.groups), 2)
 		for _, g := range o.groups[a:b] {
 			out = append(out, map[string]any{"id": g.id, "type": "OKTA_GROUP", "profile": map[string]any{"name": g.name}})
