@@ -184,7 +184,7 @@ func serviceAccountJSON(t *testing.T, tokenURI string) string {
 	}
 	der, _ := x509.MarshalPKCS8PrivateKey(k)
 	b, _ := json.Marshal(map[string]string{"type": "service_account", "project_id": "acme", "private_key_id": "k1",
-		"private_key": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
+		"private_key":  string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
 		"client_email": "sync@acme.iam.gserviceaccount.com", "client_id": "1", "token_uri": tokenURI})
 	return string(b)
 }
@@ -246,7 +246,7 @@ func TestDirectorySyncCloudMapping(t *testing.T) {
 			wantStatus(t, rec, http.StatusCreated)
 			conn := obj(t, rec)["id"].(string)
 			wantStatus(t, e.do("PUT", "/v1/integrations/sync/connections/"+conn+"/role-mapping", owner, map[string]any{
-				"groupRoles": []map[string]string{{"group": pc.groups["auditors"], "role": "auditor"}, {"group": pc.groups["it-admins"], "role": "admin"}},
+				"groupRoles":      []map[string]string{{"group": pc.groups["auditors"], "role": "auditor"}, {"group": pc.groups["it-admins"], "role": "admin"}},
 				"applyToExisting": true}), http.StatusOK)
 			rec = e.do("POST", "/v1/integrations/sync/dynamic/"+pc.slug+"/employees?connectionId="+conn, owner, nil)
 			wantStatus(t, rec, http.StatusCreated)
