@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -435,6 +436,32 @@ func TestDeviceSyncOkta(t *testing.T) {
 	page := b.get("/devices/" + macID)
 	wantStatus(t, page, http.StatusOK)
 	wantBody(t, page, "<dt>Source</dt><dd>Okta</dd>", "guo1", "Removed ", "<dt>Encrypted</dt><dd>Yes</dd>", "ACTIVE")
+
+	// The connection's sync page runs a device sync and sets the device
+	// sync provider; the run's page lists the devices.
+	e.withPassword(s.org, "owner-ui@acme.test", app.RoleOwner)
+	ob := e.browser()
+	ob.signIn("owner-ui@acme.test")
+	syncPage := ob.get("/integrations/" + s.conn + "/sync")
+	wantStatus(t, syncPage, http.StatusOK)
+	wantBody(t, syncPage, "Sync devices now", "Device dry run", `name="deviceSyncProvider"`, "Device sync provider: <strong>okta</strong>", "Device · Manual",
+		`<option value="okta" selected>okta</option></select>`)
+	wantNoBody(t, b.get("/integrations/"+s.conn+"/sync"), "Sync devices now")
+	rec = ob.post("/integrations/"+s.conn+"/sync", url.Values{"syncType": {"device"}, "dryRun": {"true"}})
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("device dry run from the page: %d %s", rec.Code, rec.Body.String())
+	}
+	runPage := ob.get(rec.Header().Get("Location"))
+	wantStatus(t, runPage, http.StatusOK)
+	wantBody(t, runPage, "Devices created, changed, removed or not handled", "dry run: nothing changed")
+	rec = ob.post("/integrations/"+s.conn+"/sync/settings", url.Values{"deviceSyncProvider": {""}})
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("clearing the device sync provider: %d", rec.Code)
+	}
+	if m := obj(t, s.do("GET", "/v1/integrations/sync/device-sync-provider", s.aud, nil)); m["provider"] != nil {
+		t.Fatalf("device sync provider after clearing: %v", m)
+	}
+	wantStatus(t, s.do("POST", "/v1/integrations/sync/device-sync-provider", s.owner, map[string]any{"provider": "okta"}), http.StatusCreated)
 
 	// The scheduled job syncs the device sync provider's connection at its
 	// frequency.
