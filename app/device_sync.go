@@ -618,3 +618,15 @@ func timeText(t *time.Time) string {
 	}
 	return t.UTC().Format(time.RFC3339)
 }
+
+// outsideAgentFleet reports whether device compliance evidence leaves the
+// device out: a directory's device on a platform the agent does not run
+// on (phones, Chromebooks), or one its directory no longer lists. A
+// directory's laptop without the agent counts like one registered by
+// hand: stale until its agent reports.
+func (d *Device) outsideAgentFleet() bool {
+	if d.Directory == nil || d.Source == DeviceSourceAgent || d.Source == DeviceSourceManual {
+		return false
+	}
+	return !containsString(devicePlatforms, d.Platform) || d.Directory.RemovedAt != nil
+}
