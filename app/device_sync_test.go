@@ -27,8 +27,8 @@ func TestOutsideAgentFleet(t *testing.T) {
 	}{
 		{Device{Source: "manual", Platform: "macos"}, false},
 		{Device{Source: "agent", Platform: "windows", Directory: removed}, false}, // the agent's device stays
-		{Device{Source: "okta", Platform: "macos", Directory: dir}, false},       // a laptop without the agent counts
-		{Device{Source: "okta", Platform: "android", Directory: dir}, true},      // the agent does not run on phones
+		{Device{Source: "okta", Platform: "macos", Directory: dir}, false},        // a laptop without the agent counts
+		{Device{Source: "okta", Platform: "android", Directory: dir}, true},       // the agent does not run on phones
 		{Device{Source: "google_workspace", Platform: "chromeos", Directory: dir}, true},
 		{Device{Source: "okta", Platform: "macos", Directory: removed}, true}, // no longer listed
 	} {
