@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 )
@@ -452,7 +453,13 @@ var directoryPlatforms = []string{"macos", "windows", "linux", "ios", "android",
 // complete listing did not contain.
 func (s *deviceSyncSession) removeUnlisted() {
 	now := s.a.Now()
-	for ext, d := range s.byExternal {
+	exts := make([]string, 0, len(s.byExternal))
+	for ext := range s.byExternal {
+		exts = append(exts, ext)
+	}
+	sort.Strings(exts)
+	for _, ext := range exts {
+		d := s.byExternal[ext]
 		if s.seen[ext] || d.Directory.RemovedAt != nil {
 			continue
 		}

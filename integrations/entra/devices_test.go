@@ -144,4 +144,8 @@ func TestDevicesErrors(t *testing.T) {
 	if devs, err := collectDevices(f.provider(), target(nil)); err != nil || len(devs) != 2 {
 		t.Errorf("after a 429: %d, %v", len(devs), err)
 	}
+	f.mode.Store("401")
+	if _, err := collectDevices(f.provider(), target(nil)); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("401: %v", err)
+	}
 }
