@@ -40,7 +40,7 @@ func scanDevice(row interface{ Scan(...any) error }) (*app.Device, error) {
 
 // CreateDevice inserts a device.
 func (db *DB) CreateDevice(ctx context.Context, orgID string, d *app.Device) error {
-	if d.Source == "" || d.Source == app.DeviceSourceAgent {
+	if d.Source == "" {
 		d.Source = app.DeviceSourceManual
 	}
 	_, err := db.wr(ctx).ExecContext(ctx, `INSERT INTO devices (organization_id, `+deviceColumns+`, source, `+deviceDirectoryColumns+`)
