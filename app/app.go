@@ -72,6 +72,7 @@ type Store interface {
 	TrainingStore
 	TaskAutomationStore
 	SyncStore
+	DeviceSyncStore
 	SyncRoleStore
 	SSOStore
 	SAMLStore

@@ -28,6 +28,11 @@ type Device struct {
 	LastCheckIn   *time.Time `json:"lastCheckInAt"`
 	CreatedAt     time.Time  `json:"createdAt"`
 	UpdatedAt     time.Time  `json:"updatedAt"`
+	// Source is who registered the device: manual, agent, or the directory
+	// provider that lists it (DeviceSources); Directory is what a device
+	// sync last recorded of it (nil when no directory lists it).
+	Source    string               `json:"source"`
+	Directory *DeviceDirectoryInfo `json:"directory"`
 }
 
 // DeviceLink is the body of POST /v1/people/{id}/devices: either the id of a
@@ -46,6 +51,8 @@ type DeviceFilter struct {
 	PersonID string
 	Unlinked bool // only devices linked to nobody
 	Platform string
+	// Source keeps the devices of one source (DeviceSources).
+	Source string
 	// Compliant, when set, keeps compliant (true) or non-compliant devices.
 	Compliant *bool
 	// Stale, when set, keeps devices without a check-in since StaleBefore
@@ -80,6 +87,9 @@ func (a *App) ListDevices(ctx context.Context, f DeviceFilter) (List[Device], er
 	}
 	if f.Stale != nil {
 		f.StaleBefore = a.Now().Add(-DeviceStaleAfter)
+	}
+	if f.Source != "" && !containsString(DeviceSources, f.Source) {
+		return List[Device]{}, Invalid("source", CodeInvalidEnum, f.Source, "source must be one of "+strings.Join(DeviceSources, ", "))
 	}
 	return a.store.ListDevices(ctx, p.OrgID, f)
 }

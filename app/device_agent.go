@@ -487,7 +487,7 @@ func (a *App) RegisterDevice(ctx context.Context, enrolToken string, in DeviceRe
 		} else {
 			dev = &Device{ID: NewID(PrefixDevice), Name: in.Name, Hostname: in.Hostname, Platform: in.Platform, OSVersion: &osv,
 				SerialNumber: in.SerialNumber, HardwareModel: in.HardwareModel, AgentVersion: in.AgentVersion, PersonID: personID,
-				CreatedAt: now, UpdatedAt: now}
+				CreatedAt: now, UpdatedAt: now, Source: DeviceSourceAgent}
 			if err := a.store.CreateDevice(ctx, orgID, dev); err != nil {
 				return err
 			}

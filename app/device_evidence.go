@@ -129,6 +129,9 @@ func (a *App) deviceFleetReport(ctx context.Context, orgID string) (*DeviceFleet
 			return nil, err
 		}
 		for _, d := range l.Items {
+			if d.outsideAgentFleet() {
+				continue
+			}
 			fd := DeviceFleetDevice{ID: d.ID, Name: d.Name, Hostname: d.Hostname, Platform: d.Platform, PersonID: d.PersonID,
 				LastCheckIn: d.LastCheckIn, Checks: []DeviceFleetCheck{}}
 			fd.Stale = d.LastCheckIn == nil || now.Sub(*d.LastCheckIn) >= DeviceStaleAfter

@@ -72,6 +72,8 @@ type SyncRunResult struct {
 	Role     *string           `json:"role"`
 	Fields   map[string]string `json:"fields"`
 	Reason   string            `json:"reason"`
+	// DeviceID is the device a device sync's result is about.
+	DeviceID *string `json:"deviceId"`
 }
 
 // SyncRunDetail is a run with a page of its per-person results.
@@ -396,6 +398,20 @@ func (a *App) RunDirectorySyncs(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("run directory syncs: %w", err)
 	}
+	if err := a.runScheduledSyncs(ctx, orgs, SyncTypeEmployee); err != nil {
+		return err
+	}
+	devs, err := a.store.DeviceSyncOrganizations(ctx)
+	if err != nil {
+		return fmt.Errorf("run directory syncs: %w", err)
+	}
+	return a.runScheduledSyncs(ctx, devs, SyncTypeDevice)
+}
+
+// runScheduledSyncs runs the syncs of a type that are due: each active
+// connection of the chosen provider whose sync frequency has passed since
+// its last run of the type.
+func (a *App) runScheduledSyncs(ctx context.Context, orgs map[string]string, syncType string) error {
 	for orgID, slug := range orgs {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -412,21 +428,26 @@ func (a *App) RunDirectorySyncs(ctx context.Context) error {
 			if c.ProviderSlug != slug || c.Status != ConnectionActive && c.Status != ConnectionError || every == 0 {
 				continue
 			}
-			last, err := a.store.LastSyncRun(sys, orgID, c.ID)
+			last, err := a.store.LastSyncRunOfType(sys, orgID, c.ID, syncType)
 			if err != nil && !errors.Is(err, ErrNotFound) {
 				return fmt.Errorf("run directory syncs: %w", err)
 			}
 			if last != nil && a.Now().Before(last.StartedAt.Add(every)) {
 				continue
 			}
-			run, err := a.runSync(sys, p, c, TriggerSchedule, false)
+			var run *SyncRun
+			if syncType == SyncTypeDevice {
+				run, err = a.runDeviceSync(sys, p, c, TriggerSchedule, false)
+			} else {
+				run, err = a.runSync(sys, p, c, TriggerSchedule, false)
+			}
 			switch {
 			case errors.Is(err, ErrConflict):
 				// Running already (or paused meanwhile): the next tick tries again.
 			case err != nil:
-				a.log.Error("scheduled directory sync failed to start", "connection_id", c.ID, "err", err)
+				a.log.Error("scheduled directory sync failed to start", "connection_id", c.ID, "sync_type", syncType, "err", err)
 			case run.Status == RunFailed:
-				a.log.Warn("scheduled directory sync failed", "connection_id", c.ID, "sync_run_id", run.ID, "error", derefStr(run.Error))
+				a.log.Warn("scheduled directory sync failed", "connection_id", c.ID, "sync_type", syncType, "sync_run_id", run.ID, "error", derefStr(run.Error))
 			}
 		}
 	}

@@ -191,18 +191,22 @@ func (a *App) AvailableSyncProviders(ctx context.Context, syncType string) (*Syn
 	default:
 		return nil, Invalid("syncType", CodeInvalidEnum, syncType, "syncType must be one of employee, device")
 	}
-	return a.syncProviders(ctx, func(d ProviderDefinition) bool { return containsString(d.Capabilities, capability) })
+	kind := SyncTypeEmployee
+	if capability == CapabilityDeviceSync {
+		kind = SyncTypeDevice
+	}
+	return a.syncProviders(ctx, kind, func(d ProviderDefinition) bool { return containsString(d.Capabilities, capability) })
 }
 
 // AvailableTwoFactorSources lists the directories that report two-factor
 // status.
 func (a *App) AvailableTwoFactorSources(ctx context.Context) (*SyncProviders, error) {
-	return a.syncProviders(ctx, func(d ProviderDefinition) bool {
+	return a.syncProviders(ctx, SyncTypeEmployee, func(d ProviderDefinition) bool {
 		return containsString(d.Capabilities, CapabilityEmployeeSync) && twoFactorProviders[d.Slug]
 	})
 }
 
-func (a *App) syncProviders(ctx context.Context, keep func(ProviderDefinition) bool) (*SyncProviders, error) {
+func (a *App) syncProviders(ctx context.Context, syncType string, keep func(ProviderDefinition) bool) (*SyncProviders, error) {
 	p, err := a.integrationReader(ctx)
 	if err != nil {
 		return nil, err
@@ -219,7 +223,7 @@ func (a *App) syncProviders(ctx context.Context, keep func(ProviderDefinition) b
 		}
 		st := SyncProviderStatus{Slug: d.Slug, Name: d.Name}
 		if c := firstConnection(conns, d.Slug); c != nil {
-			ps, err := a.providerStatus(ctx, p.OrgID, c)
+			ps, err := a.providerStatusOf(ctx, p.OrgID, c, syncType)
 			if err != nil {
 				return nil, err
 			}
@@ -242,8 +246,13 @@ func firstConnection(conns []Connection, slug string) *Connection {
 }
 
 func (a *App) providerStatus(ctx context.Context, orgID string, c *Connection) (*ProviderSyncStatus, error) {
+	return a.providerStatusOf(ctx, orgID, c, SyncTypeEmployee)
+}
+
+// providerStatusOf is a connection's last and next sync of a type.
+func (a *App) providerStatusOf(ctx context.Context, orgID string, c *Connection, syncType string) (*ProviderSyncStatus, error) {
 	out := &ProviderSyncStatus{Connected: true, ConnectionID: Ptr(c.ID)}
-	last, err := a.store.LastSyncRun(ctx, orgID, c.ID)
+	last, err := a.store.LastSyncRunOfType(ctx, orgID, c.ID, syncType)
 	if err != nil && !isNotFound(err) {
 		return nil, err
 	}
@@ -255,7 +264,11 @@ func (a *App) providerStatus(ctx context.Context, orgID string, c *Connection) (
 		return nil, err
 	}
 	every := SyncFrequencies[c.SyncFrequency]
-	if s.EmployeeProvider != nil && *s.EmployeeProvider == c.ProviderSlug && every > 0 && c.Status == ConnectionActive {
+	chosen := s.EmployeeProvider
+	if syncType == SyncTypeDevice {
+		chosen = s.DeviceProvider
+	}
+	if chosen != nil && *chosen == c.ProviderSlug && every > 0 && c.Status == ConnectionActive {
 		next := a.Now()
 		if last != nil && last.StartedAt.Add(every).After(next) {
 			next = last.StartedAt.Add(every)
@@ -310,20 +323,4 @@ func (a *App) ListTwoFactorStatuses(ctx context.Context, page Page) (*TwoFactorS
 			Enrolled: per.TwoFactor.Enrolled, CheckedAt: per.TwoFactor.CheckedAt})
 	}
 	return out, nil
-}
-
-// SyncDevices is the device sync of a provider: none of this appliance's
-// providers syncs devices yet, so it always refuses, naming why.
-func (a *App) SyncDevices(ctx context.Context, providerSlug, connectionID string) (*SyncRun, error) {
-	if _, err := authorize(ctx, CapManage); err != nil {
-		return nil, err
-	}
-	prov, ok := a.provider(providerSlug)
-	if !ok {
-		return nil, Errorf(ErrNotFound, "provider %s is not available in this build", providerSlug)
-	}
-	if !containsString(prov.Definition().Capabilities, CapabilityDeviceSync) {
-		return nil, Invalid("providerSlug", CodeInvalid, providerSlug, fmt.Sprintf("provider %s does not sync devices; no provider of this appliance syncs devices yet (devices enrol with the device agent)", providerSlug))
-	}
-	return nil, Invalid("providerSlug", CodeInvalid, providerSlug, "device sync is not built for this provider")
 }

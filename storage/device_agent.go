@@ -18,7 +18,7 @@ func (db *DB) DeleteDevice(ctx context.Context, orgID, id string) error {
 
 // FindDeviceBySerial returns the organization's device with a serial number.
 func (db *DB) FindDeviceBySerial(ctx context.Context, orgID, serial string) (*app.Device, error) {
-	return scanDevice(db.wr(ctx).QueryRowContext(ctx, `SELECT `+deviceColumns+` FROM devices WHERE organization_id = ? AND serial_number = ? ORDER BY created_at LIMIT 1`, orgID, serial))
+	return scanDevice(db.wr(ctx).QueryRowContext(ctx, `SELECT `+deviceReadColumns+` FROM devices WHERE organization_id = ? AND serial_number = ? ORDER BY created_at LIMIT 1`, orgID, serial))
 }
 
 // UpdateDeviceRegistration stores what the agent reports at registration.

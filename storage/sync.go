@@ -103,10 +103,10 @@ func (db *DB) GetSyncRun(ctx context.Context, orgID, id string) (*app.SyncRun, e
 	return scanSyncRun(db.rd(ctx).QueryRowContext(ctx, `SELECT `+syncRunColumns+` FROM sync_runs WHERE organization_id = ? AND id = ?`, orgID, id))
 }
 
-// LastSyncRun is the connection's latest run that was not a dry run.
+// LastSyncRun is the connection's latest employee sync that was not a dry run.
 func (db *DB) LastSyncRun(ctx context.Context, orgID, connectionID string) (*app.SyncRun, error) {
 	return scanSyncRun(db.rd(ctx).QueryRowContext(ctx, `SELECT `+syncRunColumns+` FROM sync_runs
-		WHERE organization_id = ? AND connection_id = ? AND dry_run = 0 ORDER BY started_at DESC, id DESC LIMIT 1`, orgID, connectionID))
+		WHERE organization_id = ? AND connection_id = ? AND dry_run = 0 AND sync_type = 'employee' ORDER BY started_at DESC, id DESC LIMIT 1`, orgID, connectionID))
 }
 
 // ListSyncRuns lists runs, newest first.
@@ -149,9 +149,9 @@ func (db *DB) InsertSyncRunResults(ctx context.Context, orgID, runID string, rs 
 		if err != nil {
 			return err
 		}
-		if _, err := q.ExecContext(ctx, `INSERT INTO sync_run_results (organization_id, run_id, seq, action, person_id, email, name, role, fields, reason)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, orgID, runID, r.Seq, r.Action, nullStr(r.PersonID), r.Email, r.Name, nullStr(r.Role),
-			string(fields), r.Reason); err != nil {
+		if _, err := q.ExecContext(ctx, `INSERT INTO sync_run_results (organization_id, run_id, seq, action, person_id, email, name, role, fields, reason, device_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, orgID, runID, r.Seq, r.Action, nullStr(r.PersonID), r.Email, r.Name, nullStr(r.Role),
+			string(fields), r.Reason, nullStr(r.DeviceID)); err != nil {
 			return fmt.Errorf("insert sync run result: %w", err)
 		}
 	}
@@ -165,7 +165,7 @@ func (db *DB) ListSyncRunResults(ctx context.Context, orgID, runID string, p app
 		orgID, runID).Scan(&out.Total); err != nil {
 		return out, fmt.Errorf("count sync run results: %w", err)
 	}
-	rows, err := db.rd(ctx).QueryContext(ctx, `SELECT seq, action, person_id, email, name, role, fields, reason FROM sync_run_results
+	rows, err := db.rd(ctx).QueryContext(ctx, `SELECT seq, action, person_id, email, name, role, fields, reason, device_id FROM sync_run_results
 		WHERE organization_id = ? AND run_id = ? ORDER BY seq LIMIT ? OFFSET ?`, orgID, runID, p.PerPage, p.Offset())
 	if err != nil {
 		return out, fmt.Errorf("list sync run results: %w", err)
@@ -173,12 +173,12 @@ func (db *DB) ListSyncRunResults(ctx context.Context, orgID, runID string, p app
 	defer rows.Close()
 	for rows.Next() {
 		var r app.SyncRunResult
-		var pid, role sql.NullString
+		var pid, role, dev sql.NullString
 		var fields string
-		if err := rows.Scan(&r.Seq, &r.Action, &pid, &r.Email, &r.Name, &role, &fields, &r.Reason); err != nil {
+		if err := rows.Scan(&r.Seq, &r.Action, &pid, &r.Email, &r.Name, &role, &fields, &r.Reason, &dev); err != nil {
 			return out, err
 		}
-		r.PersonID, r.Role = strPtr(pid), strPtr(role)
+		r.PersonID, r.Role, r.DeviceID = strPtr(pid), strPtr(role), strPtr(dev)
 		r.Fields = map[string]string{}
 		_ = json.Unmarshal([]byte(fields), &r.Fields)
 		out.Items = append(out.Items, r)

@@ -35,6 +35,10 @@ import (
 const (
 	PermissionUsers = "User.Read.All"
 	PermissionMFA   = "AuditLog.Read.All"
+	// PermissionDevices reads Intune's managed devices (device sync).
+	PermissionDevices = "DeviceManagementManagedDevices.Read.All"
+	// PermissionGroups reads group memberships (role mapping).
+	PermissionGroups = "GroupMember.Read.All"
 )
 
 // Clouds are the Microsoft clouds a tenant can live in, each with its
@@ -111,14 +115,15 @@ func (p *Provider) Definition() app.ProviderDefinition {
 		Name:     "Microsoft Entra ID",
 		Category: "directory",
 		Description: "People from Microsoft Entra ID (Azure AD) through Microsoft Graph: joiners, leavers and returners " +
-			"synchronised to the people register, with each person's MFA registration.",
+			"synchronised to the people register, with each person's MFA registration; Intune's managed devices into the device register.",
 		DocsURL:      "https://learn.microsoft.com/graph/api/user-list",
 		AuthStrategy: app.ProviderAuthAPIKey,
 		Credentials: []app.CredentialField{
 			{Key: "tenantId", Label: "Directory (tenant) ID", Type: "text", Required: true, Placeholder: "00000000-0000-0000-0000-000000000000",
 				Help: "The tenant's ID or its primary domain (contoso.onmicrosoft.com)."},
 			{Key: "clientId", Label: "Application (client) ID", Type: "text", Required: true,
-				Help: "An app registration with the application permissions " + PermissionUsers + " and, for MFA status, " + PermissionMFA + ", admin-consented."},
+				Help: "An app registration with the application permissions " + PermissionUsers + " and, for MFA status, " + PermissionMFA +
+					", for device sync " + PermissionDevices + ", for group memberships " + PermissionGroups + ", admin-consented."},
 			{Key: "clientSecret", Label: "Client secret", Type: "password", Secret: true, Required: true,
 				Help: "The secret's value (not its ID)."},
 		},
@@ -130,8 +135,10 @@ func (p *Provider) Definition() app.ProviderDefinition {
 			{Key: "includeManager", Label: "Read each user's manager", Type: "boolean", Default: "false"},
 			{Key: "includeGuests", Label: "Include guest users", Type: "boolean", Default: "false",
 				Help: "Guests (userType Guest) are left out of sync unless this is on."},
+			{Key: "readGroups", Label: "Read group memberships", Type: "boolean", Default: "false",
+				Help: "Reads each group's members (needs " + PermissionGroups + ") so groups can map to roles; a group is named by its display name."},
 		},
-		Capabilities: []string{app.CapabilityEmployeeSync},
+		Capabilities: []string{app.CapabilityEmployeeSync, app.CapabilityDeviceSync},
 		Checks:       []app.CheckDefinition{},
 	}
 }
@@ -140,6 +147,7 @@ type settings struct {
 	tenant, clientID, secret  string
 	cloud                     string
 	checkMFA, manager, guests bool
+	groups                    bool // read group memberships (groups.go)
 }
 
 type fieldError struct{ field, msg string }
@@ -198,6 +206,9 @@ func parse(c app.ConnectionTarget) (*settings, error) {
 	if s.guests, err = boolVar(c.Variables, "includeGuests", false); err != nil {
 		return nil, err
 	}
+	if s.groups, err = boolVar(c.Variables, "readGroups", false); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -209,6 +220,7 @@ type session struct {
 	token  string // the token endpoint
 	tokens oauth2.TokenSource
 	waited time.Duration
+	perm   string // the permission the calls need, for a 403's hint
 }
 
 func (p *Provider) session(ctx context.Context, s *settings) *session {
@@ -243,6 +255,7 @@ type statusError struct {
 	status int
 	code   string
 	msg    string
+	perm   string // the permission the call needs
 }
 
 func (e *statusError) Error() string {
@@ -257,7 +270,11 @@ func (e *statusError) Error() string {
 	case http.StatusUnauthorized:
 		m += " (check the tenant, the application ID and the secret)"
 	case http.StatusForbidden:
-		m += " (check that the app registration has the application permission " + PermissionUsers + " with admin consent)"
+		perm := e.perm
+		if perm == "" {
+			perm = PermissionUsers
+		}
+		m += " (check that the app registration has the application permission " + perm + " with admin consent)"
 	}
 	return m
 }
@@ -291,7 +308,7 @@ func (ss *session) get(ctx context.Context, target string, out any) error {
 			}
 			return nil
 		}
-		se := &statusError{status: res.Status, msg: http.StatusText(res.Status)}
+		se := &statusError{status: res.Status, msg: http.StatusText(res.Status), perm: ss.perm}
 		var ge graphError
 		if json.Unmarshal(res.Body, &ge) == nil && (ge.Error.Code != "" || ge.Error.Message != "") {
 			se.code, se.msg = ge.Error.Code, rest.Clip(rest.Scrub(ge.Error.Message, ss.s.secret), 300)
@@ -480,6 +497,12 @@ func (p *Provider) Users(ctx context.Context, c app.ConnectionTarget, yield func
 			return err
 		}
 	}
+	var groups map[string][]string
+	if s.groups {
+		if groups, err = ss.memberships(ctx); err != nil {
+			return err
+		}
+	}
 	next := ss.usersURL(pageSize)
 	seen := map[string]bool{}
 	for page := 0; next != ""; page++ {
@@ -498,7 +521,9 @@ func (p *Provider) Users(ctx context.Context, c app.ConnectionTarget, yield func
 			if !s.guests && strings.EqualFold(u.UserType, "Guest") {
 				continue
 			}
-			if err := yield(u.directoryUser(mfa, s.manager)); err != nil {
+			du := u.directoryUser(mfa, s.manager)
+			du.Groups = groups[u.ID]
+			if err := yield(du); err != nil {
 				return err
 			}
 		}

@@ -40,6 +40,7 @@ type fake struct {
 	users   map[string][]byte // by $skiptoken
 	regs    map[string][]byte
 	queries chan string
+	ext     extra // devices and groups (devices_test.go)
 }
 
 func newFake(t testing.TB) *fake {
@@ -95,6 +96,9 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	skip := r.URL.Query().Get("$skiptoken")
+	if f.serveExtra(w, r, mode) {
+		return
+	}
 	switch r.URL.Path {
 	case "/v1.0/users":
 		switch {

@@ -95,7 +95,7 @@ func (p *Provider) Definition() app.ProviderDefinition {
 		Name:     "Google Workspace",
 		Category: "directory",
 		Description: "People from Google Workspace (Admin SDK Directory API): joiners, leavers and returners synchronised " +
-			"to the people register, with each person's 2-Step Verification enrolment.",
+			"to the people register, with each person's 2-Step Verification enrolment; mobile and ChromeOS devices into the device register.",
 		DocsURL:      "https://developers.google.com/admin-sdk/directory/reference/rest/v1/users/list",
 		AuthStrategy: app.ProviderAuthAPIKey,
 		Credentials: []app.CredentialField{
@@ -109,8 +109,10 @@ func (p *Provider) Definition() app.ProviderDefinition {
 				Help: "The account's customer ID (C0xxxxxxx), or my_customer for the administrator's own account. Ignored when a domain is set."},
 			{Key: "domain", Label: "Domain", Type: "text",
 				Help: "List only the users of this domain instead of every domain of the account."},
+			{Key: "readGroups", Label: "Read group memberships", Type: "boolean", Default: "false",
+				Help: "Reads every group's members once per sync (delegate " + ScopeGroups + " too) so groups, named by their e-mail address, can map to roles."},
 		},
-		Capabilities: []string{app.CapabilityEmployeeSync},
+		Capabilities: []string{app.CapabilityEmployeeSync, app.CapabilityDeviceSync},
 		Checks:       []app.CheckDefinition{},
 	}
 }
@@ -122,6 +124,7 @@ type settings struct {
 	customer   string
 	domain     string
 	secrets    []string
+	groups     bool // read group memberships (groups.go)
 }
 
 // oauthConfig is the part of the key file the provider keeps.
@@ -140,6 +143,23 @@ var (
 )
 
 func (p *Provider) parse(c app.ConnectionTarget) (*settings, error) {
+	switch strings.TrimSpace(c.Variables["readGroups"]) {
+	case "", "false":
+		return p.parseScoped(c, Scope)
+	case "true":
+		s, err := p.parseScoped(c, Scope, ScopeGroups)
+		if s != nil {
+			s.groups = true
+		}
+		return s, err
+	}
+	return nil, &fieldError{"readGroups", "must be true or false"}
+}
+
+// parseScoped is parse with the token's scopes: each listing asks only for
+// what it reads, so an account that delegated the user scope alone still
+// syncs people.
+func (p *Provider) parseScoped(c app.ConnectionTarget, scopes ...string) (*settings, error) {
 	raw := strings.TrimSpace(c.Credentials["serviceAccountJson"])
 	if raw == "" {
 		return nil, &fieldError{"serviceAccountJson", "is required"}
@@ -179,7 +199,7 @@ func (p *Provider) parse(c app.ConnectionTarget) (*settings, error) {
 	if s.domain != "" && !domainRe.MatchString(s.domain) {
 		return nil, &fieldError{"domain", "is not a domain name"}
 	}
-	cfg, err := google.JWTConfigFromJSON([]byte(raw), Scope)
+	cfg, err := google.JWTConfigFromJSON([]byte(raw), scopes...)
 	if err != nil {
 		return nil, &fieldError{"serviceAccountJson", "cannot be read as a service account key file"}
 	}
@@ -257,7 +277,7 @@ func (ss *session) get(ctx context.Context, path string, q url.Values, out any) 
 		}
 		if res.Status == http.StatusOK {
 			if err := json.Unmarshal(res.Body, out); err != nil {
-				return fmt.Errorf("Google answered %s with something that is not a user list: %v", path, err)
+				return fmt.Errorf("Google answered %s with something that is not a list: %v", path, err)
 			}
 			return nil
 		}
@@ -424,6 +444,12 @@ func (p *Provider) Users(ctx context.Context, c app.ConnectionTarget, yield func
 		return err
 	}
 	ss := p.session(ctx, s)
+	var groups map[string][]string
+	if s.groups {
+		if groups, err = ss.memberships(ctx); err != nil {
+			return err
+		}
+	}
 	token := ""
 	seen := map[string]bool{}
 	for page := 0; ; page++ {
@@ -438,7 +464,9 @@ func (p *Provider) Users(ctx context.Context, c app.ConnectionTarget, yield func
 			return fmt.Errorf("listing users (page %d): %w", page+1, err)
 		}
 		for i := range res.Users {
-			if err := yield(res.Users[i].directoryUser()); err != nil {
+			du := res.Users[i].directoryUser()
+			du.Groups = append(du.Groups, groups[res.Users[i].ID]...)
+			if err := yield(du); err != nil {
 				return err
 			}
 		}

@@ -60,6 +60,7 @@ type fake struct {
 	calls   atomic.Int32
 	tokens  atomic.Int32
 	queries chan string
+	ext     extra // devices and groups (devices_test.go)
 }
 
 func newFake(t testing.TB) *fake {
@@ -89,6 +90,10 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 	case "/token":
 		f.tokens.Add(1)
 		f.token(w, r)
+	default:
+		if !f.serveExtra(w, r, mode) {
+			http.NotFound(w, r)
+		}
 	case "/admin/directory/v1/users":
 		n := f.calls.Add(1)
 		select {
@@ -134,8 +139,6 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 			}
 			w.Write(page)
 		}
-	default:
-		http.NotFound(w, r)
 	}
 }
 
@@ -165,7 +168,7 @@ func (f *fake) token(w http.ResponseWriter, r *http.Request) {
 		Iss, Sub, Scope, Aud string
 	}
 	json.Unmarshal(raw, &claims)
-	if claims.Sub != adminEmail || claims.Scope != Scope || claims.Aud != f.srv.URL+"/token" || claims.Iss != "sync@acme-prj.iam.gserviceaccount.com" {
+	if claims.Sub != adminEmail || !knownScope(claims.Scope) || claims.Aud != f.srv.URL+"/token" || claims.Iss != "sync@acme-prj.iam.gserviceaccount.com" {
 		w.WriteHeader(http.StatusUnauthorized)
 		w.Write(fixture(f.t, "token_unauthorized_client.json"))
 		return

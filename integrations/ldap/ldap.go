@@ -92,6 +92,12 @@ func (p *Provider) Definition() app.ProviderDefinition {
 				Help: "The value of the disabled-account attribute meaning disabled; empty: the attribute's presence."},
 			{Key: "pageSize", Label: "Page size", Type: "number", Default: strconv.Itoa(defaultPageSize),
 				Help: "Entries per page of the paged search (1-" + strconv.Itoa(maxPageSize) + ")."},
+			{Key: "groupBaseDn", Label: "Group base DN", Type: "text",
+				Help: "Where groups are searched, for servers without the memberOf overlay (e.g. ou=groups,dc=corp,dc=example). Empty: memberOf only."},
+			{Key: "groupFilter", Label: "Group filter", Type: "text",
+				Help: "LDAP filter selecting groups. Default: " + defaultGroupFilters[TypeOpenLDAP] + " (OpenLDAP) or " + defaultGroupFilters[TypeActiveDirectory] + " (Active Directory)."},
+			{Key: "memberAttribute", Label: "Member attribute", Type: "select", Options: memberAttributes,
+				Help: "The group attribute listing its members: member or uniqueMember (DNs), memberUid (login names). Empty: all three."},
 		},
 		Capabilities: []string{app.CapabilityEmployeeSync},
 		Checks:       []app.CheckDefinition{},
@@ -111,6 +117,10 @@ type settings struct {
 	disabledAttr   string
 	disabledValue  string
 	pageSize       uint32
+	// Group search (groups.go): empty groupBase means memberOf only.
+	groupBase   string
+	groupFilter string
+	memberAttrs []string
 }
 
 // fieldError names the credential or variable that is wrong.
@@ -178,6 +188,9 @@ func parse(c app.ConnectionTarget) (*settings, error) {
 			return nil, &fieldError{"pageSize", "must be a number from 1 to " + strconv.Itoa(maxPageSize)}
 		}
 		s.pageSize = uint32(n)
+	}
+	if err := s.parseGroups(v); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -277,6 +290,12 @@ func (p *Provider) Users(ctx context.Context, c app.ConnectionTarget, yield func
 	if s.disabledAttr != "" {
 		attrs = append(attrs, s.disabledAttr)
 	}
+	var groups *memberships
+	if s.groupBase != "" {
+		if groups, err = s.readGroups(ctx, conn); err != nil {
+			return err
+		}
+	}
 	paging := goldap.NewControlPaging(s.pageSize)
 	for page := 0; ; page++ {
 		if err := ctx.Err(); err != nil {
@@ -292,7 +311,11 @@ func (p *Provider) Users(ctx context.Context, c app.ConnectionTarget, yield func
 			return fmt.Errorf("searching the directory (page %d) failed: %s", page+1, ldapMessage(err))
 		}
 		for _, e := range res.Entries {
-			if err := yield(s.user(e)); err != nil {
+			u := s.user(e)
+			if groups != nil {
+				u.Groups = groups.of(e, u.Groups)
+			}
+			if err := yield(u); err != nil {
 				return err
 			}
 		}

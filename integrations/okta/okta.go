@@ -82,7 +82,7 @@ func (p *Provider) Definition() app.ProviderDefinition {
 		Name:     "Okta",
 		Category: "directory",
 		Description: "People from Okta (Users API): joiners, leavers and returners synchronised to the people register, " +
-			"with each person's enrolled factors.",
+			"with each person's enrolled factors; Okta's devices into the device register.",
 		DocsURL:      "https://developer.okta.com/docs/api/openapi/okta-management/management/tag/User/",
 		AuthStrategy: app.ProviderAuthAPIKey,
 		Credentials: []app.CredentialField{
@@ -94,8 +94,10 @@ func (p *Provider) Definition() app.ProviderDefinition {
 		Variables: []app.ProviderVariable{
 			{Key: "checkFactors", Label: "Read enrolled factors", Type: "boolean", Default: "true",
 				Help: "One request per active user, four at a time, within Okta's rate limits. Without it, two-factor status is unknown."},
+			{Key: "readGroups", Label: "Read group memberships", Type: "boolean", Default: "false",
+				Help: "Reads every group's members once per sync so groups can map to roles; a group is named by its name."},
 		},
-		Capabilities: []string{app.CapabilityEmployeeSync},
+		Capabilities: []string{app.CapabilityEmployeeSync, app.CapabilityDeviceSync},
 		Checks:       []app.CheckDefinition{},
 	}
 }
@@ -104,6 +106,7 @@ type settings struct {
 	org     *url.URL
 	token   string
 	factors bool
+	groups  bool // read group memberships (groups.go)
 }
 
 type fieldError struct{ field, msg string }
@@ -134,6 +137,13 @@ func parse(c app.ConnectionTarget) (*settings, error) {
 	case "false":
 	default:
 		return nil, &fieldError{"checkFactors", "must be true or false"}
+	}
+	switch strings.TrimSpace(c.Variables["readGroups"]) {
+	case "", "false":
+	case "true":
+		s.groups = true
+	default:
+		return nil, &fieldError{"readGroups", "must be true or false"}
 	}
 	return s, nil
 }
@@ -318,6 +328,12 @@ func (p *Provider) Users(ctx context.Context, c app.ConnectionTarget, yield func
 		return err
 	}
 	ss := &session{p: p, s: s}
+	var groups map[string][]string
+	if s.groups {
+		if groups, err = ss.memberships(ctx); err != nil {
+			return err
+		}
+	}
 	q := url.Values{"limit": {strconv.Itoa(pageSize)}, "search": {allStatuses}}
 	next := s.org.String() + "/api/v1/users?" + q.Encode()
 	seen := map[string]bool{}
@@ -339,6 +355,7 @@ func (p *Provider) Users(ctx context.Context, c app.ConnectionTarget, yield func
 		out := make([]app.DirectoryUser, len(users))
 		for i := range users {
 			out[i] = users[i].directoryUser()
+			out[i].Groups = groups[users[i].ID]
 		}
 		if s.factors {
 			if err := ss.twoFactor(ctx, users, out); err != nil {

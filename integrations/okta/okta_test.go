@@ -40,6 +40,7 @@ type fake struct {
 	peak     atomic.Int32
 	delay    time.Duration
 	search   atomic.Value // string
+	ext      extra        // devices and groups (devices_test.go)
 }
 
 func newFake(t testing.TB) *fake {
@@ -85,6 +86,9 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	path := r.URL.Path
+	if f.serveExtra(w, r, mode) {
+		return
+	}
 	switch {
 	case path == "/api/v1/users/me":
 		w.Write(fixture(f.t, "me.json"))

@@ -142,9 +142,9 @@ func (s *Server) listDevices(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	f := app.DeviceFilter{PersonID: r.URL.Query().Get("personId"), Unlinked: unlinked != nil && *unlinked, Page: p,
-		Platform: r.URL.Query().Get("platform"), Compliant: compliant, Stale: stale}
-	if f.Platform != "" && !slices.Contains(app.DevicePlatforms(), f.Platform) {
-		return app.Invalid("platform", app.CodeInvalidEnum, f.Platform, "platform must be one of "+strings.Join(app.DevicePlatforms(), ", "))
+		Platform: r.URL.Query().Get("platform"), Compliant: compliant, Stale: stale, Source: r.URL.Query().Get("source")}
+	if f.Platform != "" && !slices.Contains(app.DeviceListPlatforms(), f.Platform) {
+		return app.Invalid("platform", app.CodeInvalidEnum, f.Platform, "platform must be one of "+strings.Join(app.DeviceListPlatforms(), ", "))
 	}
 	l, err := s.app.ListDevices(r.Context(), f)
 	if err != nil {

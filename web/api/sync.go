@@ -80,11 +80,11 @@ func (s *Server) syncDynamicEmployees(w http.ResponseWriter, r *http.Request) er
 }
 
 func (s *Server) syncDynamicDevices(w http.ResponseWriter, r *http.Request) error {
-	conn, _, err := syncParams(r)
+	conn, dry, err := syncParams(r)
 	if err != nil {
 		return err
 	}
-	v, err := s.app.SyncDevices(r.Context(), pathID(r, "providerSlug"), conn)
+	v, err := s.app.SyncDevices(r.Context(), pathID(r, "providerSlug"), conn, dry)
 	return ok(w, http.StatusCreated, v, err)
 }
 

@@ -39,7 +39,7 @@ var deviceExpiries = []string{"1d", "7d", "30d", "90d", "365d"}
 func deviceList(fetch func(app.Page) ([]app.Device, int, error)) listSpec[app.Device] {
 	type D = app.Device
 	return listSpec[D]{Name: "devices", Noun: "device", Plural: "devices", Default: "name", PerPage: 50,
-		FilterKeys: []string{"person", "platform", "compliant", "stale"}, Fetch: fetch,
+		FilterKeys: []string{"person", "platform", "source", "compliant", "stale"}, Fetch: fetch,
 		Cols: []listCol[D]{
 			{Key: "id", Cell: func(d D) string { return d.ID }},
 			{Key: "name", Cell: func(d D) string { return d.Name }, SortKey: func(d D) string { return lower(d.Name) }},
@@ -51,6 +51,7 @@ func deviceList(fetch func(app.Page) ([]app.Device, int, error)) listSpec[app.De
 			{Key: "isCompliant", Cell: func(d D) string { return strconv.FormatBool(d.IsCompliant) }, SortKey: func(d D) string { return strconv.FormatBool(d.IsCompliant) }},
 			{Key: "lastCheckInAt", Cell: func(d D) string { return optTime(d.LastCheckIn) }, SortKey: func(d D) string { return lastIfEmpty(optTime(d.LastCheckIn)) }},
 			{Key: "agentVersion", Cell: func(d D) string { return deref(d.AgentVersion) }},
+			{Key: "source", Cell: func(d D) string { return d.Source }, SortKey: func(d D) string { return d.Source }},
 			{Key: "createdAt", Cell: func(d D) string { return iso(d.CreatedAt) }},
 		}}
 }
@@ -84,7 +85,7 @@ func (s *Server) personNames(r *http.Request, v *view) ([]app.Person, map[string
 
 func (s *Server) uiDevices(w http.ResponseWriter, r *http.Request, v *view) error {
 	q := r.URL.Query()
-	f := app.DeviceFilter{PersonID: q.Get("person"), Platform: q.Get("platform"),
+	f := app.DeviceFilter{PersonID: q.Get("person"), Platform: q.Get("platform"), Source: q.Get("source"),
 		Compliant: triFilter(q.Get("compliant")), Stale: triFilter(q.Get("stale"))}
 	lv, items, done, err := runList(w, r, v, deviceList(func(p app.Page) ([]app.Device, int, error) {
 		f.Page = p
@@ -112,8 +113,8 @@ func (s *Server) uiDevices(w http.ResponseWriter, r *http.Request, v *view) erro
 		stale[d.ID] = d.LastCheckIn == nil || d.LastCheckIn.Before(cutoff)
 	}
 	people, names := s.personNames(r, v)
-	v.Data = map[string]any{"Devices": items, "List": lv, "Platforms": app.DevicePlatforms(), "People": people,
-		"Names": names, "Stale": stale}
+	v.Data = map[string]any{"Devices": items, "List": lv, "Platforms": app.DeviceListPlatforms(), "People": people,
+		"Names": names, "Stale": stale, "Sources": app.DeviceSources}
 	return s.page(w, r, "devices", v)
 }
 

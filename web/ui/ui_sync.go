@@ -68,6 +68,9 @@ func (s *Server) uiSyncConnection(w http.ResponseWriter, r *http.Request, v *vie
 		return err
 	}
 	d["Mapping"], d["MappingLines"], d["DefaultRoles"] = mapping, syncRoleLines(mapping), []string{"employee", "contractor", "auditor"}
+	if err := s.deviceSyncData(r, c, d); err != nil {
+		return err
+	}
 	v.Title, v.Section = c.Name+": directory sync", "integrations"
 	return s.page(w, r, "sync", v)
 }
@@ -78,7 +81,12 @@ func (s *Server) uiSyncNow(w http.ResponseWriter, r *http.Request, v *view) erro
 		return err
 	}
 	dry, _ := strconv.ParseBool(r.PostForm.Get("dryRun"))
-	run, err := s.app.SyncEmployees(r.Context(), c.ProviderSlug, c.ID, dry)
+	var run *app.SyncRun
+	if r.PostForm.Get("syncType") == app.SyncTypeDevice {
+		run, err = s.app.SyncDevices(r.Context(), c.ProviderSlug, c.ID, dry)
+	} else {
+		run, err = s.app.SyncEmployees(r.Context(), c.ProviderSlug, c.ID, dry)
+	}
 	if err != nil {
 		if !formErrors(err, v, r) {
 			return err
@@ -90,7 +98,8 @@ func (s *Server) uiSyncNow(w http.ResponseWriter, r *http.Request, v *view) erro
 
 func (s *Server) uiSyncSettings(w http.ResponseWriter, r *http.Request, v *view) error {
 	f := r.PostForm
-	for kind, field := range map[string]string{app.SyncSettingEmployee: "employeeSyncProvider", app.SyncSettingTwoFactor: "twoFactorSource"} {
+	for kind, field := range map[string]string{app.SyncSettingEmployee: "employeeSyncProvider", app.SyncSettingTwoFactor: "twoFactorSource",
+		app.SyncSettingDevice: "deviceSyncProvider"} {
 		if _, ok := f[field]; !ok {
 			continue
 		}

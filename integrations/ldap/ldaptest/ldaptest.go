@@ -31,6 +31,8 @@ const (
 	SyncDN       = "cn=compliance-sync,ou=service," + Suffix
 	SyncPassword = "sync-secret-0"
 	PeopleDN     = "ou=people," + Suffix
+	// GroupsDN holds the group entries of FixtureLDIF.
+	GroupsDN     = "ou=groups," + Suffix
 	rootDN       = "cn=admin," + Suffix
 	rootPassword = "admin-secret"
 )
@@ -81,6 +83,7 @@ func Start(tb testing.TB, n, sizeLimit int) *Server {
 	conf := fmt.Sprintf(`include /etc/ldap/schema/core.schema
 include /etc/ldap/schema/cosine.schema
 include /etc/ldap/schema/inetorgperson.schema
+include /etc/ldap/schema/nis.schema
 modulepath /usr/lib/ldap
 moduleload back_mdb
 moduleload ppolicy
@@ -202,8 +205,12 @@ func writeTLS(tb testing.TB, dir string) string {
 
 // FixtureLDIF is the directory: the sync account, n people (every tenth
 // locked by the password policy, every 25th marked disabled by
-// employeeType, every 7th in the auditors group, user 3 without mail),
-// and two groups.
+// employeeType, every 7th in the auditors group by memberOf, user 3
+// without mail), and, with at least 8 people, group entries of a server
+// without the memberOf overlay (GroupsDN): engineers (groupOfNames, member
+// DN: every 4th user), reviewers (groupOfUniqueNames, uniqueMember: users
+// 5 and 6, the latter with a unique identifier suffix) and ops (posixGroup,
+// memberUid: user00007 and user00008).
 func FixtureLDIF(n int) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "dn: %s\nobjectClass: dcObject\nobjectClass: organization\ndc: example\no: Example\n\n", Suffix)
@@ -231,6 +238,14 @@ func FixtureLDIF(n int) []byte {
 			fmt.Fprintf(&b, "manager: uid=user00001,%s\n", PeopleDN)
 		}
 		b.WriteString("\n")
+	}
+	if n >= 8 {
+		fmt.Fprintf(&b, "dn: cn=engineers,%s\nobjectClass: groupOfNames\ncn: engineers\n", GroupsDN)
+		for i := 4; i <= n; i += 4 {
+			fmt.Fprintf(&b, "member: uid=user%05d,%s\n", i, PeopleDN)
+		}
+		fmt.Fprintf(&b, "\ndn: cn=reviewers,%[1]s\nobjectClass: groupOfUniqueNames\ncn: reviewers\nuniqueMember: uid=user00005,%[2]s\nuniqueMember: UID=User00006, %[2]s#'0101'B\n\n", GroupsDN, PeopleDN)
+		fmt.Fprintf(&b, "dn: cn=ops,%s\nobjectClass: posixGroup\ncn: ops\ngidNumber: 5000\nmemberUid: user00007\nmemberUid: user00008\n\n", GroupsDN)
 	}
 	return []byte(b.String())
 }
