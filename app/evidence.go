@@ -178,12 +178,17 @@ func (a *App) UploadEvidence(ctx context.Context, controlID, taskID string, in E
 		return nil, fmt.Errorf("upload evidence: %w", err)
 	}
 	ev.SHA256, ev.Size = blob.SHA256, blob.Size
+	// The journal is rendered before the write transaction.
+	pm, err := a.prepare(ctx, Mutation{Action: "created", ResourceType: "evidence", ResourceID: ev.ID, After: ev,
+		Events: []Event{ResourceEvent("evidence", "created", ev)}})
+	if err != nil {
+		return nil, fmt.Errorf("upload evidence: %w", err)
+	}
 	err = a.store.InTx(ctx, func(ctx context.Context) error {
 		if err := a.store.CreateEvidence(ctx, p.OrgID, ev); err != nil {
 			return err
 		}
-		if err := a.record(ctx, Mutation{Action: "created", ResourceType: "evidence", ResourceID: ev.ID, After: ev,
-			Events: []Event{ResourceEvent("evidence", "created", ev)}}); err != nil {
+		if err := a.recordPrepared(ctx, pm); err != nil {
 			return err
 		}
 		if err := a.markInProgress(ctx, p.OrgID, controlID); err != nil {
