@@ -37,7 +37,10 @@ type Evidence struct {
 
 // EvidenceUpload is a multipart evidence upload.
 type EvidenceUpload struct {
-	File        io.Reader
+	File io.Reader
+	// Stored, when set, is File's content already stored by StoreUpload
+	// (before the write transaction); File is then not read.
+	Stored      *Blob
 	Filename    string
 	ContentType string
 	Description string
@@ -168,17 +171,24 @@ func (a *App) UploadEvidence(ctx context.Context, controlID, taskID string, in E
 		return nil, err
 	}
 	ev.ControlID = controlID
-	blob, err := a.files.Put(ctx, in.File)
-	if err != nil {
+	var blob Blob
+	if in.Stored != nil {
+		blob = *in.Stored
+	} else if blob, err = a.files.Put(ctx, in.File); err != nil {
 		return nil, fmt.Errorf("upload evidence: %w", err)
 	}
 	ev.SHA256, ev.Size = blob.SHA256, blob.Size
+	// The journal is rendered before the write transaction.
+	pm, err := a.prepare(ctx, Mutation{Action: "created", ResourceType: "evidence", ResourceID: ev.ID, After: ev,
+		Events: []Event{ResourceEvent("evidence", "created", ev)}})
+	if err != nil {
+		return nil, fmt.Errorf("upload evidence: %w", err)
+	}
 	err = a.store.InTx(ctx, func(ctx context.Context) error {
 		if err := a.store.CreateEvidence(ctx, p.OrgID, ev); err != nil {
 			return err
 		}
-		if err := a.record(ctx, Mutation{Action: "created", ResourceType: "evidence", ResourceID: ev.ID, After: ev,
-			Events: []Event{ResourceEvent("evidence", "created", ev)}}); err != nil {
+		if err := a.recordPrepared(ctx, pm); err != nil {
 			return err
 		}
 		if err := a.markInProgress(ctx, p.OrgID, controlID); err != nil {
@@ -191,6 +201,21 @@ func (a *App) UploadEvidence(ctx context.Context, controlID, taskID string, in E
 	}
 	ev.fill(now)
 	return ev, nil
+}
+
+// StoreUpload stores an uploaded file's content ahead of the request that
+// refers to it (EvidenceUpload.Stored), so that writing and flushing the
+// file happens outside the write transaction. Content no record refers to
+// is removed by the files sweep.
+func (a *App) StoreUpload(ctx context.Context, r io.Reader) (Blob, error) {
+	if a.files == nil {
+		return Blob{}, errors.New("store upload: no file store configured")
+	}
+	b, err := a.files.Put(ctx, r)
+	if err != nil {
+		return Blob{}, fmt.Errorf("store upload: %w", err)
+	}
+	return b, nil
 }
 
 // AttachEvidence links existing evidence of the task's control to the task.

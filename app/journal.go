@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"time"
 )
@@ -42,6 +41,11 @@ type AuditRecord struct {
 	RequestID      string            `json:"requestId,omitempty"`
 	PrevHash       string            `json:"prevHash"`
 	Hash           string            `json:"hash"`
+	// ChangesJSON and HashInput, when set, are Changes encoded and the
+	// record's canonical form rendered ahead of the write transaction
+	// (prepare); the store uses them instead of encoding again.
+	ChangesJSON []byte          `json:"-"`
+	HashInput   *AuditHashInput `json:"-"`
 }
 
 // JournalStore appends events and audit records inside the current transaction.
@@ -64,41 +68,11 @@ type Mutation struct {
 // record writes the audit record and events of m for the principal in ctx.
 // It must run inside InTx so that the change and its journal commit together.
 func (a *App) record(ctx context.Context, m Mutation) error {
-	p, err := principal(ctx)
+	pm, err := a.prepare(ctx, m)
 	if err != nil {
 		return err
 	}
-	now := a.Now()
-	rec := &AuditRecord{
-		ID:             NewID(PrefixAudit),
-		OrganizationID: p.OrgID,
-		OccurredAt:     now,
-		ActorType:      p.ActorType(),
-		ActorID:        p.ActorID(),
-		Action:         m.Action,
-		ResourceType:   m.ResourceType,
-		ResourceID:     m.ResourceID,
-		Changes:        Diff(m.Before, m.After),
-		RequestID:      RequestIDFrom(ctx),
-	}
-	if err := a.store.AppendAudit(ctx, rec); err != nil {
-		return fmt.Errorf("append audit %s %s: %w", m.ResourceType, m.Action, err)
-	}
-	for _, e := range m.Events {
-		if e.ID == "" {
-			e.ID = NewID(PrefixEvent)
-		}
-		if e.OrganizationID == "" {
-			e.OrganizationID = p.OrgID
-		}
-		if e.OccurredAt.IsZero() {
-			e.OccurredAt = now
-		}
-		if err := a.store.AppendEvent(ctx, e); err != nil {
-			return fmt.Errorf("append event %s: %w", e.Type, err)
-		}
-	}
-	return nil
+	return a.recordPrepared(ctx, pm)
 }
 
 // ResourceEvent builds the event named resource + "." + verb carrying the
@@ -157,7 +131,7 @@ func jsonEqual(a, b any) bool {
 // and the record's canonical JSON form (without seq and hash).
 func AuditHash(prev string, r *AuditRecord) string {
 	c := *r
-	c.Seq, c.Hash, c.PrevHash = 0, "", prev
+	c.Seq, c.Hash, c.PrevHash, c.ChangesJSON, c.HashInput = 0, "", prev, nil, nil
 	raw, _ := json.Marshal(struct {
 		Prev string `json:"prev"`
 		*AuditRecord

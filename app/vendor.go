@@ -325,6 +325,13 @@ func (a *App) CreateVendor(ctx context.Context, in VendorInput) (*Vendor, error)
 	}
 	v.checkRules(ve)
 	v.deriveRiskScore()
+	// The journal is rendered before the write transaction: the vendor
+	// is complete here and the transaction does not change it.
+	pm, err := a.prepare(ctx, Mutation{Action: "created", ResourceType: "vendor", ResourceID: v.ID, After: v,
+		Events: []Event{ResourceEvent("vendor", "created", v)}})
+	if err != nil {
+		return nil, fmt.Errorf("create vendor: %w", err)
+	}
 	err = a.store.InTx(ctx, func(ctx context.Context) error {
 		if err := a.checkAssignee(ctx, p.OrgID, v.AssigneeID, ve); err != nil {
 			return err
@@ -335,8 +342,7 @@ func (a *App) CreateVendor(ctx context.Context, in VendorInput) (*Vendor, error)
 		if err := a.store.CreateVendor(ctx, p.OrgID, v); err != nil {
 			return err
 		}
-		return a.record(ctx, Mutation{Action: "created", ResourceType: "vendor", ResourceID: v.ID, After: v,
-			Events: []Event{ResourceEvent("vendor", "created", v)}})
+		return a.recordPrepared(ctx, pm)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create vendor: %w", err)

@@ -34,6 +34,17 @@ func TestLoadSmoke(t *testing.T) {
 	if !strings.Contains(report, "fraction of the bare limit") {
 		t.Errorf("report lacks the bare limit:\n%s", report)
 	}
+	// Each operation alone: one row per operation with its server CPU
+	// per request and fractions of the bare limit.
+	_, each, ok := strings.Cut(report, "each operation alone")
+	if !ok || !strings.Contains(each, "server CPU/req") {
+		t.Fatalf("report lacks the per-operation section:\n%s", report)
+	}
+	for _, o := range Ops {
+		if !strings.Contains(each, "\n"+o.Name+" ") && !strings.Contains(each, " "+o.Name+" ") {
+			t.Errorf("per-operation section lacks %s:\n%s", o.Name, each)
+		}
+	}
 }
 
 // TestVerifyOutboxReportsMissing proves the outbox check finds a write whose

@@ -600,9 +600,79 @@ func Load(ctx context.Context, cfg LoadConfig) error {
 	if err != nil {
 		return err
 	}
+	progress("each operation alone, against ours and the bare server")
+	solo, err := driveEach(ctx, client, bareClient, srv.URL, bareURL, ds, cfg, sizes)
+	if err != nil {
+		return err
+	}
 	report(cfg, ds, mixed, listOnly, bareMixed, bareList, sizes)
+	reportEach(cfg, solo)
 	reportSearch(cfg, searchOnly, searchOne)
 	return nil
+}
+
+// soloRun is one operation driven alone against our server and against the
+// bare server answering the same size.
+type soloRun struct {
+	op         Op
+	ours, bare *phase
+}
+
+// soloDuration is the length of each operation's solo phases.
+func soloDuration(d time.Duration) time.Duration { return max(d/4, 500*time.Millisecond) }
+
+// driveEach drives every operation alone, then the bare server with that
+// operation's response size: the CPU per call of the two (the same client
+// in the same process) differ by what our server spends on a request
+// beyond bare net/http.
+func driveEach(ctx context.Context, client, bareClient *http.Client, base, bareBase string, ds *Dataset, cfg LoadConfig,
+	sizes map[string]int) ([]soloRun, error) {
+	d := soloDuration(cfg.Duration)
+	var out []soloRun
+	for _, o := range Ops {
+		one := o
+		one.Weight = 100
+		ours, err := drive(ctx, client, &target{base: base, ops: []Op{one}}, ds, cfg.Concurrency, d, true)
+		if err != nil {
+			return nil, err
+		}
+		bare, err := drive(ctx, bareClient, &target{base: bareBase, ops: []Op{one}, bare: sizes}, ds, cfg.Concurrency, d, true)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, soloRun{op: o, ours: ours, bare: bare})
+	}
+	return out, nil
+}
+
+// reportEach prints each operation driven alone: ops/s and latencies, CPU
+// per call (client and server in this process) for ours and for bare
+// net/http, the server's CPU per request beyond bare net/http (their
+// difference) and the fraction of the bare limit, by ops/s and by CPU.
+func reportEach(cfg LoadConfig, runs []soloRun) {
+	w := cfg.Out
+	fmt.Fprintf(w, "\neach operation alone (%s each, %d workers):\n", soloDuration(cfg.Duration), cfg.Concurrency)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "operation\tops/s\tp50 ms\tp95 ms\tp99 ms\tCPU/call\tbare CPU/call\tserver CPU/req\tof bare (ops/s)\tof bare (CPU)\terrors\t")
+	for _, r := range runs {
+		s, b := r.ours.total(), r.bare.total()
+		ours, bare := r.ours.cpuPerOp(), r.bare.cpuPerOp()
+		fracOps, fracCPU := 0.0, 0.0
+		if br := r.bare.rate(b); br > 0 {
+			fracOps = 100 * r.ours.rate(s) / br
+		}
+		if ours > 0 {
+			fracCPU = 100 * float64(bare) / float64(ours)
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.1f%%\t%d\t\n", r.op.Name, r.ours.rate(s), ms(s.pct(.5)), ms(s.pct(.95)), ms(s.pct(.99)),
+			us(ours), us(bare), us(max(0, ours-bare)), fracOps, fracCPU, s.errors)
+	}
+	tw.Flush()
+	for _, r := range runs {
+		if s := r.ours.ops[r.op.Name]; s != nil && s.sample != "" {
+			fmt.Fprintf(w, "first error of %s alone: %s\n", r.op.Name, s.sample)
+		}
+	}
 }
 
 func us(d time.Duration) string { return fmt.Sprintf("%dµs", d.Microseconds()) }

@@ -12,11 +12,14 @@ import (
 
 // AppendEvent writes an event to the outbox in the current transaction.
 func (db *DB) AppendEvent(ctx context.Context, e app.Event) error {
-	payload, err := json.Marshal(e.Data)
-	if err != nil {
-		return fmt.Errorf("encode event %s: %w", e.Type, err)
+	payload, ok := e.Data.(json.RawMessage) // rendered ahead of the transaction
+	if !ok {
+		var err error
+		if payload, err = json.Marshal(e.Data); err != nil {
+			return fmt.Errorf("encode event %s: %w", e.Type, err)
+		}
 	}
-	_, err = db.wr(ctx).ExecContext(ctx,
+	_, err := db.wr(ctx).ExecContext(ctx,
 		`INSERT INTO events (id, organization_id, type, payload, occurred_at) VALUES (?, ?, ?, ?, ?)`,
 		e.ID, e.OrganizationID, e.Type, string(payload), ts(e.OccurredAt))
 	return mapErr(err)
@@ -32,10 +35,16 @@ func (db *DB) AppendAudit(ctx context.Context, r *app.AuditRecord) error {
 		return fmt.Errorf("read audit chain head: %w", err)
 	}
 	r.PrevHash = prev
-	r.Hash = app.AuditHash(prev, r)
-	changes, err := json.Marshal(r.Changes)
-	if err != nil {
-		return fmt.Errorf("encode audit changes: %w", err)
+	if r.HashInput != nil {
+		r.Hash = r.HashInput.Hash(prev)
+	} else {
+		r.Hash = app.AuditHash(prev, r)
+	}
+	changes := r.ChangesJSON
+	if changes == nil {
+		if changes, err = json.Marshal(r.Changes); err != nil {
+			return fmt.Errorf("encode audit changes: %w", err)
+		}
 	}
 	err = q.QueryRowContext(ctx, `INSERT INTO audit_log (id, organization_id, occurred_at, actor_type, actor_id, action,
 		resource_type, resource_id, changes, request_id, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,

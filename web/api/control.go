@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"mime"
 	"net/http"
 	"strings"
@@ -15,7 +16,7 @@ func (s *Server) controlRoutes(handle routeFunc) {
 	handle("POST", "/v1/controls", httpx.CanManage, s.createControl)
 	handle("GET", "/v1/controls/{controlId}", httpx.CanRead, s.getControl)
 	handle("PATCH", "/v1/controls/{controlId}", httpx.CanManage, s.updateControl)
-	handle("POST", "/v1/controls/{controlId}/evidence", httpx.CanManage, s.uploadControlEvidence)
+	handle("POST", "/v1/controls/{controlId}/evidence", httpx.CanManage.Prepare(s.prepareEvidence), s.uploadControlEvidence)
 	handle("GET", "/v1/controls/{controlId}/evidence", httpx.CanRead, s.listControlEvidence)
 
 	handle("GET", "/v1/evidence/{evidenceId}", httpx.CanRead, s.getEvidence)
@@ -97,12 +98,34 @@ func (s *Server) evidenceUpload(w http.ResponseWriter, r *http.Request) (*httpx.
 		Description: u.Fields["description"], ExpiresAt: u.Fields["expiresAt"]}, nil
 }
 
-func (s *Server) uploadControlEvidence(w http.ResponseWriter, r *http.Request) error {
+type preparedEvidenceKey struct{}
+
+// prepareEvidence parses the upload and stores its file before the
+// handler runs (under an Idempotency-Key, before the write transaction).
+func (s *Server) prepareEvidence(w http.ResponseWriter, r *http.Request) (*http.Request, func(), error) {
 	u, in, err := s.evidenceUpload(w, r)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	defer u.Close()
+	blob, err := s.app.StoreUpload(r.Context(), in.File)
+	if err != nil {
+		return nil, nil, err
+	}
+	in.File, in.Stored = nil, &blob
+	return r.WithContext(context.WithValue(r.Context(), preparedEvidenceKey{}, in)), func() {}, nil
+}
+
+func (s *Server) uploadControlEvidence(w http.ResponseWriter, r *http.Request) error {
+	in, ok := r.Context().Value(preparedEvidenceKey{}).(app.EvidenceUpload)
+	if !ok {
+		u, parsed, err := s.evidenceUpload(w, r)
+		if err != nil {
+			return err
+		}
+		defer u.Close()
+		in = parsed
+	}
 	ev, err := s.app.UploadEvidence(r.Context(), pathID(r, "controlId"), "", in)
 	if err != nil {
 		return err

@@ -23,6 +23,26 @@ type Access struct {
 	// idempotency transaction (it waits on something slow, such as a
 	// language model, and stores its own writes).
 	outsideTx bool
+	// prepare, when set, runs before the handler and outside any write
+	// transaction (see Prepare).
+	prepare PrepareFunc
+}
+
+// PrepareFunc is the part of a handler's work that needs no write
+// transaction: parsing a large body, storing an uploaded file. It returns
+// the request the handler then sees (carrying what it prepared in its
+// context) and a function releasing what it holds.
+type PrepareFunc func(w http.ResponseWriter, r *http.Request) (*http.Request, func(), error)
+
+// Prepare marks a route whose handler starts with work that needs no
+// write transaction. Under an Idempotency-Key the handler runs inside the
+// transaction that stores its response, on the single writer; fn runs
+// before that, so the writer does not wait on it (an upload's file is
+// written and flushed to disk first; a file stored for a request that then
+// fails or is replayed is unreferenced, and the files sweep removes it).
+func (a Access) Prepare(fn PrepareFunc) Access {
+	a.prepare = fn
+	return a
 }
 
 // OutsideTransaction marks a route whose handler runs, under an
@@ -75,8 +95,17 @@ func (s *Server) Wrap(acc Access, h HandlerFunc) http.Handler {
 			}
 		}
 		if key := r.Header.Get("Idempotency-Key"); key != "" && r.Method == http.MethodPost && p != nil {
-			s.idempotent(w, r, key, h, acc.outsideTx)
+			s.idempotent(w, r, key, h, acc)
 			return
+		}
+		if acc.prepare != nil {
+			pr, release, err := acc.prepare(w, r)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			defer release()
+			r = pr
 		}
 		if err := h(w, r); err != nil {
 			s.writeError(w, r, err)
@@ -117,7 +146,7 @@ func bodyRequestID(body []byte) string {
 
 // idempotent runs a POST at most once per Idempotency-Key (DECISIONS:
 // Limits). The request hash covers method, path, query and body.
-func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, h HandlerFunc, outsideTx bool) {
+func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, h HandlerFunc, acc Access) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -127,14 +156,26 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 	io.WriteString(sum, r.Method+" "+r.URL.RequestURI()+"\n"+r.Header.Get("Content-Type")+"\n")
 	sum.Write(body)
 	hash := hex.EncodeToString(sum.Sum(nil))
+	pr := r
+	if acc.prepare != nil {
+		// The preparation reads its own copy of the body; the handler
+		// still gets the whole body (the request hash covers it).
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var release func()
+		if pr, release, err = acc.prepare(w, r); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		defer release()
+	}
 	var rec *recorder
 	run := s.app.Idempotent
-	if outsideTx {
+	if acc.outsideTx {
 		run = s.app.IdempotentOutsideTx
 	}
-	resp, replayed, err := run(r.Context(), key, hash, func(ctx context.Context) *app.StoredResponse {
+	resp, replayed, err := run(pr.Context(), key, hash, func(ctx context.Context) *app.StoredResponse {
 		rec = &recorder{header: http.Header{}}
-		rr := r.WithContext(ctx)
+		rr := pr.WithContext(ctx)
 		rr.Body = io.NopCloser(bytes.NewReader(body))
 		if err := h(rec, rr); err != nil {
 			s.writeError(rec, rr, err)
