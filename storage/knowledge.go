@@ -242,7 +242,6 @@ func (db *DB) ReplaceKBSource(ctx context.Context, orgID, sourceType string, doc
 	return nil
 }
 
-
 // PostgreSQL: kb_index is a table with a generated tsvector column
 // (embed/migrations/postgres/0500_questionnaires_trust.sql), written by
 // the same statements as SQLite's FTS5 table; the organization narrows

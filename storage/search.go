@@ -232,7 +232,6 @@ func (db *DB) IndexSearchCatalog(ctx context.Context, frameworkID, hash string, 
 	})
 }
 
-
 // PostgreSQL: search_docs.tsv is the index (embed/migrations/postgres/
 // 0920_search.sql). The FTS5 expressions this package is given are turned
 // into tsquery text by pgTSQuery and bound as a parameter; the
