@@ -410,7 +410,7 @@ const (
 // accents and punctuation.
 func (db *DB) pgSearchQuery(ctx context.Context, orgID string, s app.SearchSpec, types []string, limit, offset int) ([]app.SearchHit, error) {
 	tsq, err := pgTSQuery(s.Match)
-	if err != nil || tsq == "" {
+	if err != nil || tsq == "" || len(types) == 0 {
 		return []app.SearchHit{}, err
 	}
 	where, wargs := pgSearchWhere(orgID, s, types)
@@ -487,7 +487,7 @@ func overlay(orig, headline string) string {
 func (db *DB) pgCountSearch(ctx context.Context, orgID string, s app.SearchSpec) (map[string]int, error) {
 	out := map[string]int{}
 	tsq, err := pgTSQuery(s.Match)
-	if err != nil || tsq == "" {
+	if err != nil || tsq == "" || len(s.Types) == 0 {
 		return out, err
 	}
 	where, wargs := pgSearchWhere(orgID, s, s.Types)
