@@ -170,11 +170,19 @@ const bm25Weights = `0, 0, 0, 0, 0, 4.0, 1.0, 2.0`
 // SearchKB returns the hits of an FTS5 expression, best BM25 first. The
 // inner query ranks rowids only, so stored text is read for the page alone.
 func (db *DB) SearchKB(ctx context.Context, orgID, match string, limit, offset int) ([]app.KBHit, error) {
-	rows, err := db.rd(ctx).QueryContext(ctx, `SELECT k.source_type, k.ref, k.name, k.question, k.answer, k.tags, top.score
+	if db.pg {
+		return db.pgSearchKB(ctx, orgID, match, limit, offset)
+	}
+	return scanKBHits(db.rd(ctx).QueryContext(ctx, `SELECT k.source_type, k.ref, k.name, k.question, k.answer, k.tags, top.score
 		FROM (SELECT rowid AS id, bm25(kb_index, `+bm25Weights+`) AS score FROM kb_index WHERE kb_index MATCH ?
 			ORDER BY score LIMIT ? OFFSET ?) AS top
 		JOIN kb_index AS k ON k.rowid = top.id
-		WHERE k.organization_id = ? ORDER BY top.score`, orgMatch(orgID, match), limit, offset, orgID)
+		WHERE k.organization_id = ? ORDER BY top.score`, orgMatch(orgID, match), limit, offset, orgID))
+}
+
+// scanKBHits reads the rows of SearchKB: the text, and a score where
+// lower is better.
+func scanKBHits(rows *sql.Rows, err error) ([]app.KBHit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search knowledge base: %w", err)
 	}
@@ -199,6 +207,9 @@ func (db *DB) SearchKB(ctx context.Context, orgID, match string, limit, offset i
 // CountKBMatches counts the organization's indexed documents matching the
 // expression; an empty expression counts all of them.
 func (db *DB) CountKBMatches(ctx context.Context, orgID, match string) (int, error) {
+	if db.pg {
+		return db.pgCountKBMatches(ctx, orgID, match)
+	}
 	var n int
 	err := db.rd(ctx).QueryRowContext(ctx, `SELECT count(*) FROM kb_index WHERE kb_index MATCH ?`, orgMatch(orgID, match)).Scan(&n)
 	if err != nil {
@@ -229,4 +240,51 @@ func (db *DB) ReplaceKBSource(ctx context.Context, orgID, sourceType string, doc
 		}
 	}
 	return nil
+}
+
+// PostgreSQL: kb_index is a table with a generated tsvector column
+// (embed/migrations/postgres/0500_questionnaires_trust.sql), written by
+// the same statements as SQLite's FTS5 table; the organization narrows
+// with a plain condition and the expression becomes a bound tsquery
+// (pgTSQuery).
+
+// pgKBWeights weigh kb_index.tsv's classes {D, C, B, A}: answer (C) 1,
+// tags (B) 2, question (A) 4, as bm25Weights do.
+const pgKBWeights = `'{0, 0.25, 0.5, 1}'`
+
+// pgSearchKB is SearchKB on PostgreSQL, ranked by ts_rank normalized by
+// the document's length. The score is negated to read like SQLite's
+// BM25 (lower is better) for scanKBHits.
+func (db *DB) pgSearchKB(ctx context.Context, orgID, match string, limit, offset int) ([]app.KBHit, error) {
+	tsq, err := pgTSQuery(match)
+	if err != nil {
+		return nil, fmt.Errorf("search knowledge base: %w", err)
+	}
+	if tsq == "" {
+		return []app.KBHit{}, nil
+	}
+	return scanKBHits(db.rd(ctx).QueryContext(ctx, `SELECT k.source_type, k.ref, k.name, k.question, k.answer, k.tags, top.score
+		FROM (SELECT rowid AS id, -ts_rank(`+pgKBWeights+`, tsv, q, 1) AS score FROM kb_index, `+pgTSQueryFrom+`
+			WHERE organization_id = ? AND tsv @@ q ORDER BY score, rowid LIMIT ? OFFSET ?) AS top
+		JOIN kb_index AS k ON k.rowid = top.id
+		WHERE k.organization_id = ? ORDER BY top.score, top.id`, tsq, orgID, limit, offset, orgID))
+}
+
+// pgCountKBMatches is CountKBMatches on PostgreSQL.
+func (db *DB) pgCountKBMatches(ctx context.Context, orgID, match string) (int, error) {
+	tsq, err := pgTSQuery(match)
+	if err != nil {
+		return 0, fmt.Errorf("count knowledge-base matches: %w", err)
+	}
+	var n int
+	if tsq == "" && strings.TrimSpace(match) == "" {
+		err = db.rd(ctx).QueryRowContext(ctx, `SELECT count(*) FROM kb_index WHERE organization_id = ?`, orgID).Scan(&n)
+	} else if tsq != "" {
+		err = db.rd(ctx).QueryRowContext(ctx, `SELECT count(*) FROM kb_index, `+pgTSQueryFrom+` WHERE organization_id = ? AND tsv @@ q`,
+			tsq, orgID).Scan(&n)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("count knowledge-base matches: %w", err)
+	}
+	return n, nil
 }

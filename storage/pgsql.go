@@ -12,6 +12,7 @@ import (
 //
 //   - `?` and `?NNN` placeholders become `$N`;
 //   - LIKE becomes ILIKE (SQLite's LIKE ignores ASCII case);
+//   - SQLite's index hint INDEXED BY name is left out;
 //   - min(a, b) and max(a, b) with two or more arguments (SQLite's scalar
 //     forms) become LEAST and GREATEST;
 //   - a subquery in FROM without an alias gets one (PostgreSQL 15
@@ -108,6 +109,17 @@ func rewritePG(q string) string {
 			switch strings.ToLower(word) {
 			case "like":
 				b.WriteString("ILIKE")
+			case "indexed":
+				// SQLite's INDEXED BY name: PostgreSQL's planner picks.
+				if k := skipSpace(q, j); k+2 < len(q) && strings.EqualFold(q[k:k+2], "by") && !isIdentChar(q[k+2]) {
+					k = skipSpace(q, k+2)
+					for k < len(q) && isIdentChar(q[k]) {
+						k++
+					}
+					j = k
+				} else {
+					b.WriteString(word)
+				}
 			case "max", "min":
 				if k := skipSpace(q, j); k < len(q) && q[k] == '(' && topLevelComma(q, k) {
 					if strings.ToLower(word) == "max" {
