@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -39,6 +40,9 @@ type testEnv struct {
 	srv   *Server
 	clock *fakeClock
 	dir   string
+
+	rawOnce sync.Once
+	rawDB   *sql.DB // raw's pool, opened on first use
 }
 
 func newTestServer(t *testing.T) *testEnv {
@@ -56,15 +60,7 @@ func newTestServerWith(t *testing.T, configure func(*Options)) *testEnv {
 func newTestServerLogged(t *testing.T, configure func(*Options), log *slog.Logger) *testEnv {
 	t.Helper()
 	dir := t.TempDir()
-	ctx := context.Background()
-	db, err := storage.Open(ctx, filepath.Join(dir, "test.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := openMigrated(t, filepath.Join(dir, "test.db"))
 	clock := &fakeClock{t: time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)}
 	files, err := storage.NewFiles(filepath.Join(dir, "files"))
 	if err != nil {
