@@ -16,6 +16,7 @@ import (
 // opens with the keyboard, leads to a section, and is a sidebar again on a
 // wide screen. Screenshots go where the other browser tests put theirs.
 func TestUINavBrowser(t *testing.T) {
+	t.Parallel()
 	exe := needBrowser(t)
 	e := newTestServer(t)
 	f := e.uiFixture("Acme")
@@ -106,6 +107,7 @@ func TestUINavBrowser(t *testing.T) {
 // and a wide screen: Enter opens the results grouped by type with the
 // typed word marked, and a hit leads to its record.
 func TestUISearchBrowser(t *testing.T) {
+	t.Parallel()
 	exe := needBrowser(t)
 	e := newTestServer(t)
 	f := e.uiFixture("Acme")
@@ -177,6 +179,7 @@ func TestUISearchBrowser(t *testing.T) {
 // ahead: the timeline's twelve bars are drawn with their counts and the
 // table behind "The timeline as a table" opens.
 func TestUIEvidenceBrowser(t *testing.T) {
+	t.Parallel()
 	exe := needBrowser(t)
 	e := newTestServer(t)
 	f := e.uiFixture("Acme")
