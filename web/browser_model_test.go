@@ -139,7 +139,6 @@ func TestBrowserDraftFromInstruction(t *testing.T) {
 // login pages: a username and password form, a one-time-code page, and a
 // page offering single sign-on behind a CAPTCHA.
 func TestBrowserAnalyzeLogin(t *testing.T) {
-	t.Parallel()
 	exe, err := browseradapter.New(browseradapter.Options{}).Executable()
 	if err != nil {
 		noBrowser(t)

@@ -17,7 +17,6 @@ import (
 // checks what a visitor reads. Without a browser it is skipped, loudly, and
 // fails in CI.
 func TestTrustPageInHeadlessBrowser(t *testing.T) {
-	t.Parallel()
 	var browser string
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
 		if p, err := exec.LookPath(name); err == nil {

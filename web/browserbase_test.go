@@ -309,7 +309,6 @@ func waitBrowserRun(t *testing.T, e *testEnv, key, id string) map[string]any {
 // refused (finding opened), the session cap, and no credential in logs,
 // runs, file names or the audit log.
 func TestBrowserAutomationEndToEnd(t *testing.T) {
-	t.Parallel()
 	exe, err := browseradapter.New(browseradapter.Options{}).Executable()
 	if err != nil {
 		noBrowser(t)

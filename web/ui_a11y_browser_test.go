@@ -109,7 +109,6 @@ type axeViolation struct {
 // an auditor and fails on any serious or critical violation, naming the
 // page, the rule and the elements. It logs the count of every impact.
 func TestUIAccessibility(t *testing.T) {
-	t.Parallel()
 	exe := needBrowser(t)
 	axe := axeSource(t)
 	e := newTestServer(t)
@@ -118,7 +117,6 @@ func TestUIAccessibility(t *testing.T) {
 		nodes: v.nodes.slice(0, 5).map(n => n.target.join(" ") + " " + (n.failureSummary || "").split("\n").slice(1, 2).join(""))}))))`
 	for _, who := range []struct{ role, email string }{{"owner", f.owner}, {"auditor", f.auditor}} {
 		t.Run(who.role, func(t *testing.T) {
-			t.Parallel()
 			ctx, _ := signedInBrowser(t, e, exe, who.email)
 			counts := map[string]int{}
 			for _, p := range a11yPages(t, e, f, ctx) {
@@ -157,7 +155,6 @@ func TestUIAccessibility(t *testing.T) {
 // wider than the screen (tables scroll inside their wrapper), and each
 // page leaves a screenshot (40-390-...).
 func TestUINarrowScreenBrowser(t *testing.T) {
-	t.Parallel()
 	exe := needBrowser(t)
 	e := newTestServer(t)
 	f := e.uiFixture("Narrow")
@@ -193,7 +190,6 @@ func TestUINarrowScreenBrowser(t *testing.T) {
 // Tab moves focus from field to field, the focused element shows a visible
 // outline (computed style), and Enter submits the form.
 func TestUIKeyboardBrowser(t *testing.T) {
-	t.Parallel()
 	exe := needBrowser(t)
 	e := newTestServer(t)
 	f := e.uiFixture("Keys")

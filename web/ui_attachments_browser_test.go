@@ -15,7 +15,6 @@ import (
 // sent), then editing a comment in place. Screenshots go to a temporary
 // directory (UI_SCREENSHOT_DIR keeps them).
 func TestUIAttachmentsBrowser(t *testing.T) {
-	t.Parallel()
 	exe := needBrowser(t)
 	e := newTestServer(t)
 	f := e.uiFixture("Acme")

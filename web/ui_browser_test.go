@@ -147,7 +147,6 @@ func startBrowser(t *testing.T, exe string, h http.Handler) (ctx context.Context
 // no write actions. Screenshots go to a temporary directory
 // (UI_SCREENSHOT_DIR keeps them).
 func TestUIBrowser(t *testing.T) {
-	t.Parallel()
 	exe := needBrowser(t)
 	e := newTestServer(t)
 	f := e.uiFixture("Acme")

@@ -16,7 +16,6 @@ import (
 // opens with the keyboard, leads to a section, and is a sidebar again on a
 // wide screen. Screenshots go where the other browser tests put theirs.
 func TestUINavBrowser(t *testing.T) {
-	t.Parallel()
 	exe := needBrowser(t)
 	e := newTestServer(t)
 	f := e.uiFixture("Acme")
@@ -107,7 +106,6 @@ func TestUINavBrowser(t *testing.T) {
 // and a wide screen: Enter opens the results grouped by type with the
 // typed word marked, and a hit leads to its record.
 func TestUISearchBrowser(t *testing.T) {
-	t.Parallel()
 	exe := needBrowser(t)
 	e := newTestServer(t)
 	f := e.uiFixture("Acme")
@@ -179,7 +177,6 @@ func TestUISearchBrowser(t *testing.T) {
 // ahead: the timeline's twelve bars are drawn with their counts and the
 // table behind "The timeline as a table" opens.
 func TestUIEvidenceBrowser(t *testing.T) {
-	t.Parallel()
 	exe := needBrowser(t)
 	e := newTestServer(t)
 	f := e.uiFixture("Acme")

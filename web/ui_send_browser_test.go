@@ -14,7 +14,6 @@ import (
 // on. Screenshots go to a temporary directory (UI_SCREENSHOT_DIR keeps
 // them).
 func TestUISendBrowser(t *testing.T) {
-	t.Parallel()
 	exe := needBrowser(t)
 	e := newTestServer(t)
 	f := e.uiFixture("Acme")
