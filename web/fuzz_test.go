@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/compliance-appliance/compliance/app"
-	"github.com/compliance-appliance/compliance/storage"
 	"github.com/compliance-appliance/compliance/web/httpx"
 )
 
@@ -102,14 +101,7 @@ type fuzzEnv struct {
 func newFuzzEnv(tb testing.TB) *fuzzEnv {
 	dir := tb.TempDir()
 	ctx := context.Background()
-	db, err := storage.Open(ctx, filepath.Join(dir, "fuzz.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	if _, err := db.Migrate(ctx); err != nil {
-		tb.Fatal(err)
-	}
+	db := openMigrated(tb, filepath.Join(dir, "fuzz.db"))
 	clock := &fakeClock{t: time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// The limiter runs on every request; its ceiling is high so that long fuzz

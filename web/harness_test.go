@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -40,6 +41,9 @@ type testEnv struct {
 	srv   *Server
 	clock *fakeClock
 	dir   string
+
+	rawOnce sync.Once
+	rawDB   *sql.DB // raw's pool, opened on first use
 }
 
 func newTestServer(t *testing.T) *testEnv {
@@ -57,14 +61,19 @@ func newTestServerWith(t *testing.T, configure func(*Options)) *testEnv {
 func newTestServerLogged(t *testing.T, configure func(*Options), log *slog.Logger) *testEnv {
 	t.Helper()
 	dir := t.TempDir()
-	ctx := context.Background()
-	db, err := storage.OpenURL(ctx, storagetest.Location(t, dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
+	var db *storage.DB
+	if storagetest.Postgres() {
+		ctx := context.Background()
+		var err error
+		if db, err = storage.OpenURL(ctx, storagetest.PostgresURL(t)); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		if _, err := db.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		db = openMigrated(t, filepath.Join(dir, "test.db"))
 	}
 	clock := &fakeClock{t: time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)}
 	files, err := storage.NewFiles(filepath.Join(dir, "files"))

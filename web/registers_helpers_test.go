@@ -14,14 +14,22 @@ import (
 
 // raw opens the test database for assertions the API does not expose (the
 // outbox) and for seeding tables that have no service yet (tasks).
+// One pool serves every call of a test: opening a connection reads the
+// whole schema, which a test that counts rows in a loop paid each time.
 func (e *testEnv) raw() *sql.DB {
 	e.t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "test.db")+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		e.t.Fatal(err)
+	e.rawOnce.Do(func() {
+		db, err := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "test.db")+"?_pragma=busy_timeout(5000)")
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		e.t.Cleanup(func() { db.Close() })
+		e.rawDB = db
+	})
+	if e.rawDB == nil {
+		e.t.Fatal("the test database could not be opened")
 	}
-	e.t.Cleanup(func() { db.Close() })
-	return db
+	return e.rawDB
 }
 
 // task inserts a task, optionally assigned to a person, and returns its id.

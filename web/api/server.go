@@ -21,7 +21,7 @@ type Server struct {
 
 // New registers every REST route on core.
 func New(core *httpx.Server) (*Server, error) {
-	doc, err := openAPIDocument(core.Options().Version)
+	doc, err := cachedOpenAPIDocument(core.Options().Version)
 	if err != nil {
 		return nil, err
 	}

@@ -2,8 +2,6 @@ package ui
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"html/template"
 	"io/fs"
@@ -207,45 +205,12 @@ func (s *Server) newUI() (*ui, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &ui{router: mux.NewRouter(), pages: map[string]*template.Template{}, static: static, Assets: map[string]string{}}
+	parsed, err := loadUITemplates(static)
+	if err != nil {
+		return nil, err
+	}
+	u := &ui{router: mux.NewRouter(), pages: parsed.pages, static: static, Assets: parsed.assets}
 	u.router.Use(s.LabelRoute)
-	err = fs.WalkDir(static, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(static, p)
-		if err != nil {
-			return err
-		}
-		sum := sha256.Sum256(b)
-		u.Assets[p] = hex.EncodeToString(sum[:6])
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	base, err := template.New("base").Funcs(uiFuncs).ParseFS(assets.UI, "ui/templates/_*.html")
-	if err != nil {
-		return nil, err
-	}
-	files, err := fs.Glob(assets.UI, "ui/templates/*.html")
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range files {
-		name := strings.TrimSuffix(path.Base(f), ".html")
-		if strings.HasPrefix(name, "_") {
-			continue
-		}
-		t, err := base.Clone()
-		if err != nil {
-			return nil, err
-		}
-		if t, err = t.ParseFS(assets.UI, f); err != nil {
-			return nil, err
-		}
-		u.pages[name] = t
-	}
 	rt := u.router
 	rt.NotFoundHandler = s.uiWrap(uiPublic, func(w http.ResponseWriter, r *http.Request, v *view) error { return app.ErrNotFound })
 	rt.MethodNotAllowedHandler = s.uiWrap(uiPublic, func(w http.ResponseWriter, r *http.Request, v *view) error {
