@@ -45,6 +45,8 @@ func scheduledJobs(e *env, o app.DeliveryOptions) []app.Job {
 		// whose sync frequency has passed since their last run are synced.
 		{Name: "run_directory_sync", Interval: time.Minute, Run: e.app.RunDirectorySyncs},
 		{Name: "purge_oauth_tokens", Interval: time.Hour, Run: e.app.PurgeOAuthTokens},
+		// Hourly, on PostgreSQL only: idle shared rate-limit buckets go.
+		{Name: "purge_rate_buckets", Interval: time.Hour, Run: e.app.PurgeRateBuckets},
 		// Hourly: evidence.expiring fires within the hour evidence enters the
 		// 30-day window, and a control whose evidence lapsed leaves
 		// implemented within the hour.

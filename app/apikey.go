@@ -201,6 +201,10 @@ type cachedKey struct {
 // keyCache keeps recent key lookups and last-used times in memory so that
 // authenticating a request needs no database round trip and no write.
 type keyCache struct {
+	// off: every request reads its key from the database. Set when other
+	// processes share the store (replicas on PostgreSQL), where a key
+	// revoked through one replica must be refused by every other at once.
+	off    bool
 	mu     sync.Mutex
 	byHash map[[sha256.Size]byte]cachedKey
 	used   map[string]time.Time
@@ -235,7 +239,7 @@ func (a *App) AuthenticateKey(ctx context.Context, plain string) (*Principal, er
 	c.mu.Lock()
 	e, ok := c.byHash[sum]
 	c.mu.Unlock()
-	if !ok || now.Sub(e.fetched) > keyCacheTTL || now.Before(e.fetched) {
+	if !ok || c.off || now.Sub(e.fetched) > keyCacheTTL || now.Before(e.fetched) {
 		k, plan, err := a.store.FindAPIKeyByHash(ctx, hex.EncodeToString(sum[:]))
 		if errors.Is(err, ErrNotFound) {
 			return nil, ErrUnauthenticated

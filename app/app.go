@@ -156,7 +156,11 @@ func NewWithFiles(store Store, files FileStore, now func() time.Time, log *slog.
 	if cfg.EnterpriseBurst <= 0 {
 		cfg.EnterpriseBurst = 2 * cfg.EnterpriseRate
 	}
-	return &App{store: store, files: files, now: now, log: log, config: cfg, keyc: newKeyCache(), metrics: noMetrics{}}
+	a := &App{store: store, files: files, now: now, log: log, config: cfg, keyc: newKeyCache(), metrics: noMetrics{}}
+	if s, ok := store.(interface{ SharedByProcesses() bool }); ok && s.SharedByProcesses() {
+		a.keyc.off = true
+	}
+	return a
 }
 
 // Now returns the service clock's current time in UTC, truncated to

@@ -52,6 +52,29 @@ type JobRunStore interface {
 	JobNames(ctx context.Context) ([]string, error)
 }
 
+// JobLeaseStore is implemented by a store several processes share (the
+// replicas on PostgreSQL). A run holds its slot under a lease its runner
+// extends while the job works; a slot whose lease ran out (its process
+// died) is run again by the next runner that looks at it, and a starting
+// runner interrupts only runs whose lease ended, never a live replica's.
+type JobLeaseStore interface {
+	// SharedByProcesses reports whether other processes use the store.
+	SharedByProcesses() bool
+	// ClaimJobRun is BeginJobRun under a lease: it also takes over a
+	// running slot whose lease ended before at. busy is true when the slot
+	// runs under another live lease (look again later).
+	ClaimJobRun(ctx context.Context, job string, slot, at, leaseUntil time.Time) (id int64, started, busy bool, err error)
+	// ExtendJobRun moves a running run's lease to leaseUntil.
+	ExtendJobRun(ctx context.Context, id int64, leaseUntil time.Time) error
+	// InterruptExpiredJobRuns marks running runs whose lease ended by now
+	// (or that have none) as interrupted.
+	InterruptExpiredJobRuns(ctx context.Context, now time.Time) (int64, error)
+}
+
+// jobLease is how long a run holds its slot without its runner extending
+// it; the runner extends it every third of that.
+const jobLease = time.Minute
+
 // Runner is the scheduler: every job runs once per slot (its interval,
 // aligned to UTC midnight) on the runner's clock. With a store each run is
 // recorded, a slot that finished is never run again (also across restarts),
@@ -68,6 +91,12 @@ type Runner struct {
 	jobs    []Job
 	done    map[string]time.Time
 	wg      sync.WaitGroup
+	// leases is set when other processes share the store: runs are claimed
+	// under a lease (jobLease), and recheck holds when to look again at a
+	// slot another process is running.
+	leases  JobLeaseStore
+	lease   time.Duration
+	recheck map[string]time.Time
 }
 
 // NewRunner returns a runner that keeps no records, on the real clock.
@@ -79,6 +108,9 @@ func NewRunner(log *slog.Logger, jobs ...Job) *Runner {
 // /v1/scheduler/jobs reports its jobs. Register adds jobs before Start.
 func (a *App) NewScheduler(jobs ...Job) *Runner {
 	r := &Runner{log: a.log, store: a.store, metrics: a.metrics, now: a.now, tick: time.Second, jobs: jobs, done: map[string]time.Time{}}
+	if ls, ok := a.store.(JobLeaseStore); ok && ls.SharedByProcesses() {
+		r.leases, r.lease, r.recheck = ls, jobLease, map[string]time.Time{}
+	}
 	a.events.mu.Lock()
 	a.events.sched = r
 	a.events.mu.Unlock()
@@ -112,7 +144,11 @@ func slotOf(now time.Time, every time.Duration) time.Time {
 // launches one goroutine per job that runs it whenever its slot is due.
 func (r *Runner) Start(ctx context.Context) {
 	if r.store != nil {
-		if n, err := r.store.InterruptJobRuns(ctx); err != nil {
+		interrupt := r.store.InterruptJobRuns
+		if r.leases != nil {
+			interrupt = func(ctx context.Context) (int64, error) { return r.leases.InterruptExpiredJobRuns(ctx, r.now().UTC()) }
+		}
+		if n, err := interrupt(ctx); err != nil {
 			r.log.Error("mark interrupted job runs", slog.Any("error", err))
 		} else if n > 0 {
 			r.log.Warn("job runs interrupted by the last stop will run again", slog.Int64("count", n))
@@ -161,23 +197,44 @@ func (r *Runner) runIfDue(ctx context.Context, j Job) {
 	slot := slotOf(r.now(), j.Interval)
 	r.mu.Lock()
 	last, ok := r.done[j.Name]
+	recheck := r.recheck[j.Name]
 	r.mu.Unlock()
 	if ok && !slot.After(last) {
+		return
+	}
+	if r.now().Before(recheck) {
 		return
 	}
 	var id int64
 	record := r.store != nil && !j.Unrecorded
 	if record {
-		var started bool
+		var started, busy bool
 		var err error
-		id, started, err = r.store.BeginJobRun(ctx, j.Name, slot, r.now().UTC())
+		if r.leases != nil {
+			now := r.now().UTC()
+			id, started, busy, err = r.leases.ClaimJobRun(ctx, j.Name, slot, now, now.Add(r.lease))
+		} else {
+			id, started, err = r.store.BeginJobRun(ctx, j.Name, slot, r.now().UTC())
+		}
 		if err != nil {
 			r.log.Error("record job start", slog.String("job", j.Name), slog.Any("error", err))
+			return
+		}
+		if busy {
+			// Another replica runs the slot: look again when its lease
+			// could have ended.
+			r.mu.Lock()
+			r.recheck[j.Name] = r.now().Add(r.lease / 3)
+			r.mu.Unlock()
 			return
 		}
 		if !started {
 			r.markDone(j.Name, slot)
 			return
+		}
+		if r.leases != nil {
+			stop := r.keepLease(ctx, j.Name, id)
+			defer stop()
 		}
 	}
 	start := time.Now()
@@ -211,6 +268,30 @@ func (r *Runner) runIfDue(ctx context.Context, j Job) {
 	if status != JobInterrupted {
 		r.markDone(j.Name, slot)
 	}
+}
+
+// keepLease extends the lease of run id every third of the lease until
+// the returned stop is called.
+func (r *Runner) keepLease(ctx context.Context, job string, id int64) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(r.lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if err := r.leases.ExtendJobRun(context.WithoutCancel(ctx), id, r.now().UTC().Add(r.lease)); err != nil {
+					r.log.Error("extend job lease", slog.String("job", job), slog.Any("error", err))
+				}
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }
 
 func (r *Runner) markDone(name string, slot time.Time) {

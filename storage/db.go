@@ -34,6 +34,10 @@ type DB struct {
 	rm   *readModel
 	// pg is set when the database is PostgreSQL (OpenURL).
 	pg bool
+	// free is a small read-write pool on PostgreSQL for autocommit
+	// statements that must not wait for the writer (the shared rate-limit
+	// buckets); nil on SQLite.
+	free *sql.DB
 	// commitObserver, when set, sees every group commit: the calls it
 	// acknowledged and how long COMMIT (with its fsync) took.
 	commitObserver atomic.Pointer[func(calls int, d time.Duration)]
@@ -141,7 +145,15 @@ func openPostgres(ctx context.Context, dbURL string) (*DB, error) {
 	n := max(4, 2*runtime.GOMAXPROCS(0))
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
-	db := &DB{w: w, r: r, path: "", pg: true, rs: newStmtCache(r), ws: newWriterStmts(w), rm: newReadModel(0)}
+	f, err := sql.Open(pgDriverName, dbURL)
+	if err != nil {
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	f.SetMaxOpenConns(4)
+	f.SetMaxIdleConns(4)
+	db := &DB{w: w, r: r, path: "", pg: true, free: f, rs: newStmtCache(r), ws: newWriterStmts(w), rm: newReadModel(0)}
 	db.startCommitter()
 	return db, nil
 }
@@ -161,7 +173,11 @@ func redactURL(err error, dbURL string) error {
 // Close stops the group committer and closes both pools.
 func (db *DB) Close() error {
 	db.stopCommitter()
-	return errors.Join(db.rs.close(), db.ws.close(), db.r.Close(), db.w.Close())
+	errs := []error{db.rs.close(), db.ws.close(), db.r.Close(), db.w.Close()}
+	if db.free != nil {
+		errs = append(errs, db.free.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // Ping checks that the database answers.

@@ -91,3 +91,51 @@ func (db *DB) JobNames(ctx context.Context) ([]string, error) {
 	}
 	return out, rows.Err()
 }
+
+var _ app.JobLeaseStore = (*DB)(nil)
+
+// SharedByProcesses reports whether replicas share the database
+// (PostgreSQL); a SQLite file has one serving process.
+func (db *DB) SharedByProcesses() bool { return db.pg }
+
+// ClaimJobRun starts a slot's run under a lease. Besides an interrupted
+// run, it takes over a running one whose lease ended before at (its
+// process died). busy reports a slot running under a live lease.
+func (db *DB) ClaimJobRun(ctx context.Context, job string, slot, at, leaseUntil time.Time) (int64, bool, bool, error) {
+	var id int64
+	err := db.wr(ctx).QueryRowContext(ctx, `INSERT INTO job_runs (job, slot, status, tries, started_at, lease_until) VALUES (?, ?, 'running', 1, ?, ?)
+		ON CONFLICT (job, slot) DO UPDATE SET status = 'running', tries = job_runs.tries + 1, started_at = excluded.started_at,
+			lease_until = excluded.lease_until, finished_at = NULL, duration_ms = NULL, error = ''
+		WHERE job_runs.status = 'interrupted'
+			OR (job_runs.status = 'running' AND job_runs.lease_until IS NOT NULL AND job_runs.lease_until <= excluded.started_at)
+		RETURNING id`, job, ts(slot), ts(at), ts(leaseUntil)).Scan(&id)
+	if err == nil {
+		return id, true, false, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return 0, false, false, mapErr(err)
+	}
+	var status string
+	err = db.wr(ctx).QueryRowContext(ctx, `SELECT status FROM job_runs WHERE job = ? AND slot = ?`, job, ts(slot)).Scan(&status)
+	if err != nil {
+		return 0, false, false, mapErr(err)
+	}
+	return 0, false, status == app.JobRunning, nil
+}
+
+// ExtendJobRun moves the lease of a running run.
+func (db *DB) ExtendJobRun(ctx context.Context, id int64, leaseUntil time.Time) error {
+	_, err := db.wr(ctx).ExecContext(ctx, `UPDATE job_runs SET lease_until = ? WHERE id = ? AND status = 'running'`, ts(leaseUntil), id)
+	return err
+}
+
+// InterruptExpiredJobRuns marks running runs whose lease ended by now, or
+// that have none, as interrupted; live replicas' runs stay running.
+func (db *DB) InterruptExpiredJobRuns(ctx context.Context, now time.Time) (int64, error) {
+	res, err := db.wr(ctx).ExecContext(ctx, `UPDATE job_runs SET status = 'interrupted', error = 'the process stopped during the run'
+		WHERE status = 'running' AND (lease_until IS NULL OR lease_until <= ?)`, ts(now))
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}

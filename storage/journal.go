@@ -46,6 +46,18 @@ func (db *DB) AppendAudit(ctx context.Context, r *app.AuditRecord) error {
 			return fmt.Errorf("encode audit changes: %w", err)
 		}
 	}
+	if db.pg {
+		// A PostgreSQL sequence is not rolled back with its transaction:
+		// numbered from it, a rolled-back append would leave a gap that
+		// verification reports as removed records. The writer lock every
+		// write transaction holds makes the head's seq + 1 gapless.
+		err = q.QueryRowContext(ctx, `INSERT INTO audit_log (seq, id, organization_id, occurred_at, actor_type, actor_id, action,
+			resource_type, resource_id, changes, request_id, prev_hash, hash)
+			VALUES ((SELECT coalesce(max(seq), 0) + 1 FROM audit_log), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+			r.ID, r.OrganizationID, ts(r.OccurredAt), r.ActorType, r.ActorID, r.Action, r.ResourceType, r.ResourceID,
+			string(changes), r.RequestID, r.PrevHash, r.Hash).Scan(&r.Seq)
+		return mapErr(err)
+	}
 	err = q.QueryRowContext(ctx, `INSERT INTO audit_log (id, organization_id, occurred_at, actor_type, actor_id, action,
 		resource_type, resource_id, changes, request_id, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
 		r.ID, r.OrganizationID, ts(r.OccurredAt), r.ActorType, r.ActorID, r.Action, r.ResourceType, r.ResourceID,

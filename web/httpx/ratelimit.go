@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -60,6 +61,13 @@ func (l *rateLimiter) take(id string, perMinute, burst int) (ok bool, remaining 
 	ok = b.lim.AllowN(now, 1)
 	tokens := b.lim.TokensAt(now)
 	l.mu.Unlock()
+	remaining, reset, retryAfter = rateHeaders(now, ok, tokens, perMinute, burst)
+	return ok, remaining, reset, retryAfter
+}
+
+// rateHeaders are the header values of a bucket left with tokens at now
+// after a request that took one (ok) or found none.
+func rateHeaders(now time.Time, ok bool, tokens float64, perMinute, burst int) (remaining int, reset int64, retryAfter int) {
 	perSec := float64(perMinute) / 60
 	remaining = int(math.Max(0, math.Floor(tokens)))
 	reset = now.Add(time.Duration((float64(burst) - tokens) / perSec * float64(time.Second))).Unix()
@@ -72,6 +80,21 @@ func (l *rateLimiter) take(id string, perMinute, burst int) (ok bool, remaining 
 			retryAfter = 1
 		}
 	}
+	return remaining, reset, retryAfter
+}
+
+// takeShared takes the token from the bucket every replica shares in the
+// database (app.SharedRateLimits); if the database does not answer, the
+// process's own bucket decides, so an outage of the buckets never refuses
+// or frees every request.
+func (s *Server) takeShared(r *http.Request, id string, perMinute, burst int) (ok bool, remaining int, reset int64, retryAfter int) {
+	now := s.limiter.now()
+	ok, tokens, err := s.app.TakeRateToken(r.Context(), id, perMinute, burst, now)
+	if err != nil {
+		s.log.Warn("shared rate limit unavailable; this process's limit applies", slog.Any("error", err))
+		return s.limiter.take(id, perMinute, burst)
+	}
+	remaining, reset, retryAfter = rateHeaders(now, ok, tokens, perMinute, burst)
 	return ok, remaining, reset, retryAfter
 }
 
@@ -100,7 +123,14 @@ func (s *Server) Limit(w http.ResponseWriter, r *http.Request, p *app.Principal)
 			id = "user:" + p.UserID
 		}
 	}
-	ok, remaining, reset, retry := s.limiter.take(id, perMinute, burst)
+	var ok bool
+	var remaining, retry int
+	var reset int64
+	if s.sharedLimits {
+		ok, remaining, reset, retry = s.takeShared(r, id, perMinute, burst)
+	} else {
+		ok, remaining, reset, retry = s.limiter.take(id, perMinute, burst)
+	}
 	// Set directly, not with Header.Set, to keep the documented spelling
 	// on the wire (Set would send X-Ratelimit-Limit).
 	h := w.Header()

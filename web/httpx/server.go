@@ -64,9 +64,11 @@ type Server struct {
 	log     *slog.Logger
 	opts    Options
 	limiter *rateLimiter
-	authn   []Authenticator
-	router  *mux.Router
-	chain   http.Handler
+	// sharedLimits: the buckets are in the database, shared by replicas.
+	sharedLimits bool
+	authn        []Authenticator
+	router       *mux.Router
+	chain        http.Handler
 	// Sess issues and reads sign-in session cookies.
 	Sess *Sessions
 	// CSPFor picks the Content-Security-Policy of a response by its path;
@@ -93,7 +95,7 @@ func New(a *app.App, log *slog.Logger, opts Options) *Server {
 	if opts.Health == nil {
 		opts.Health = func(context.Context) error { return nil }
 	}
-	s := &Server{app: a, log: log, opts: opts, limiter: newRateLimiter(opts.Now)}
+	s := &Server{app: a, log: log, opts: opts, limiter: newRateLimiter(opts.Now), sharedLimits: a.SharedRateLimits()}
 	s.Sess = NewSessions(opts.CookieHashKey, opts.CookieBlockKey, opts.PublicURL, a.AuthSettings().SessionAbsolute)
 	proxies, err := ParseProxies(opts.TrustedProxies)
 	if err != nil {
