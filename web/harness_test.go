@@ -40,6 +40,8 @@ type testEnv struct {
 	srv   *Server
 	clock *fakeClock
 	dir   string
+	// location is the database: a SQLite path or a PostgreSQL URL.
+	location string
 }
 
 func newTestServer(t *testing.T) *testEnv {
@@ -58,7 +60,8 @@ func newTestServerLogged(t *testing.T, configure func(*Options), log *slog.Logge
 	t.Helper()
 	dir := t.TempDir()
 	ctx := context.Background()
-	db, err := storage.OpenURL(ctx, storagetest.Location(t, dir))
+	location := storagetest.Location(t, dir)
+	db, err := storage.OpenURL(ctx, location)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +83,7 @@ func newTestServerLogged(t *testing.T, configure func(*Options), log *slog.Logge
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testEnv{t: t, db: db, app: a, srv: srv, clock: clock, dir: dir}
+	return &testEnv{t: t, db: db, app: a, srv: srv, clock: clock, dir: dir, location: location}
 }
 
 // org creates an organization on a plan and returns its id.

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,12 +15,7 @@ import (
 // outbox) and for seeding tables that have no service yet (tasks).
 func (e *testEnv) raw() *sql.DB {
 	e.t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "test.db")+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() { db.Close() })
-	return db
+	return rawDB(e.t, e)
 }
 
 // task inserts a task, optionally assigned to a person, and returns its id.
