@@ -61,7 +61,11 @@ func newAppAt(t *testing.T) (*app.App, *storage.DB, *clock, string) {
 // countEvents counts outbox events of a type through a separate connection.
 func countEvents(t *testing.T, path, orgID, typ string) int {
 	t.Helper()
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	driver, dsn := "sqlite", "file:"+path+"?_pragma=busy_timeout(5000)"
+	if storagetest.Postgres() {
+		driver, dsn = "compliance-postgres", path
+	}
+	raw, err := sql.Open(driver, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

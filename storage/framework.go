@@ -197,12 +197,25 @@ func (db *DB) LinkRequirementControls(ctx context.Context, orgID string, links [
 	})
 }
 
+// frameworkControlStatesSQL names SQLite's index for the join;
+// PostgreSQL has no index hints and plans it by itself.
+const (
+	frameworkControlStatesSQL = `SELECT rc.requirement_id, rc.control_id, c.status FROM requirement_controls rc
+		JOIN controls c INDEXED BY controls_id_org_status ON c.id = rc.control_id AND c.organization_id = rc.organization_id
+		WHERE rc.organization_id = ? AND rc.framework_id = ?`
+	frameworkControlStatesPG = `SELECT rc.requirement_id, rc.control_id, c.status FROM requirement_controls rc
+		JOIN controls c ON c.id = rc.control_id AND c.organization_id = rc.organization_id
+		WHERE rc.organization_id = ? AND rc.framework_id = ?`
+)
+
 // FrameworkControlStates returns each (requirement, control) pair of a
 // framework with the control's status, in one query.
 func (db *DB) FrameworkControlStates(ctx context.Context, orgID, frameworkID string) ([]app.ControlState, error) {
-	rows, err := db.rd(ctx).QueryContext(ctx, `SELECT rc.requirement_id, rc.control_id, c.status FROM requirement_controls rc
-		JOIN controls c INDEXED BY controls_id_org_status ON c.id = rc.control_id AND c.organization_id = rc.organization_id
-		WHERE rc.organization_id = ? AND rc.framework_id = ?`, orgID, frameworkID)
+	q := frameworkControlStatesSQL
+	if db.pg {
+		q = frameworkControlStatesPG
+	}
+	rows, err := db.rd(ctx).QueryContext(ctx, q, orgID, frameworkID)
 	if err != nil {
 		return nil, err
 	}

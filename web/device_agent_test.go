@@ -173,12 +173,7 @@ func TestDeviceAgentTokens(t *testing.T) {
 	now := e.clock.Now()
 
 	// Stored hashed: the plaintext is nowhere in the database file.
-	raw, err := os.ReadFile(filepath.Join(e.dir, "test.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wal, _ := os.ReadFile(filepath.Join(e.dir, "test.db-wal"))
-	if strings.Contains(string(raw)+string(wal), tokA) {
+	if inDatabase(t, e, tokA) {
 		t.Fatal("the agent token is stored in plaintext")
 	}
 

@@ -11,13 +11,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"path/filepath"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/storage/storagetest"
 	"github.com/compliance-appliance/compliance/webhook"
 )
 
@@ -180,15 +181,70 @@ func TestWebhookSubscriptions(t *testing.T) {
 }
 
 // rawDB opens the test database directly, as an operator with sqlite3
-// could.
+// or psql could.
 func rawDB(t *testing.T, e *testEnv) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "test.db")+"?_pragma=busy_timeout(5000)")
+	driver, dsn := "sqlite", "file:"+e.location+"?_pragma=busy_timeout(5000)"
+	if storagetest.Postgres() {
+		driver, dsn = "compliance-postgres", e.location
+	}
+	db, err := sql.Open(driver, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// inDatabase reports whether s occurs anywhere in the stored database:
+// the SQLite file and its WAL, or on PostgreSQL any row of any table (as
+// text, bytea in hex).
+func inDatabase(t *testing.T, e *testEnv, s string) bool {
+	t.Helper()
+	if !storagetest.Postgres() {
+		raw, err := os.ReadFile(e.location)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wal, _ := os.ReadFile(e.location + "-wal")
+		return strings.Contains(string(raw)+string(wal), s)
+	}
+	db := rawDB(t, e)
+	rows, err := db.Query(`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, name)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range tables {
+		var n int
+		q := `SELECT count(*) FROM "` + table + `" AS r WHERE strpos(r::text, ?) > 0 OR strpos(r::text, encode(convert_to(?, 'UTF8'), 'hex')) > 0`
+		if err := db.QueryRow(q, s, s).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", table, err)
+		}
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// dropTrigger is the statement dropping a trigger of a table, as an
+// operator tampering with the database would.
+func dropTrigger(name, table string) string {
+	if storagetest.Postgres() {
+		return "DROP TRIGGER " + name + " ON " + table
+	}
+	return "DROP TRIGGER " + name
 }
 
 func TestWebhookDeliverySignedRetriedRedelivered(t *testing.T) {
@@ -596,7 +652,7 @@ func TestAuditVerifyDetectsTampering(t *testing.T) {
 	if _, err := db.Exec(`UPDATE audit_log SET action = 'x' WHERE seq = 4`); err == nil {
 		t.Fatal("the update trigger did not refuse")
 	}
-	if _, err := db.Exec(`DROP TRIGGER audit_log_no_update`); err != nil {
+	if _, err := db.Exec(dropTrigger("audit_log_no_update", "audit_log")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec(`UPDATE audit_log SET action = 'deleted' WHERE seq = 6`); err != nil {
@@ -620,7 +676,7 @@ func TestAuditVerifyDetectsTampering(t *testing.T) {
 		e2.do("POST", "/v1/vendors", owner2, map[string]any{"name": "V"})
 	}
 	db2 := rawDB(t, e2)
-	if _, err := db2.Exec(`DROP TRIGGER audit_log_no_delete`); err != nil {
+	if _, err := db2.Exec(dropTrigger("audit_log_no_delete", "audit_log")); err != nil {
 		t.Fatal(err)
 	}
 	var last int64

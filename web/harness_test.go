@@ -41,9 +41,11 @@ type testEnv struct {
 	srv   *Server
 	clock *fakeClock
 	dir   string
+	// location is the database: a SQLite path or a PostgreSQL URL.
+	location string
 
 	rawOnce sync.Once
-	rawDB   *sql.DB // raw's pool, opened on first use
+	rawPool *sql.DB // raw's pool, opened on first use
 }
 
 func newTestServer(t *testing.T) *testEnv {
@@ -62,10 +64,12 @@ func newTestServerLogged(t *testing.T, configure func(*Options), log *slog.Logge
 	t.Helper()
 	dir := t.TempDir()
 	var db *storage.DB
+	var location string
 	if storagetest.Postgres() {
 		ctx := context.Background()
+		location = storagetest.PostgresURL(t)
 		var err error
-		if db, err = storage.OpenURL(ctx, storagetest.PostgresURL(t)); err != nil {
+		if db, err = storage.OpenURL(ctx, location); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
@@ -73,7 +77,8 @@ func newTestServerLogged(t *testing.T, configure func(*Options), log *slog.Logge
 			t.Fatal(err)
 		}
 	} else {
-		db = openMigrated(t, filepath.Join(dir, "test.db"))
+		location = filepath.Join(dir, "test.db")
+		db = openMigrated(t, location)
 	}
 	clock := &fakeClock{t: time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)}
 	files, err := storage.NewFiles(filepath.Join(dir, "files"))
@@ -89,7 +94,7 @@ func newTestServerLogged(t *testing.T, configure func(*Options), log *slog.Logge
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testEnv{t: t, db: db, app: a, srv: srv, clock: clock, dir: dir}
+	return &testEnv{t: t, db: db, app: a, srv: srv, clock: clock, dir: dir, location: location}
 }
 
 // org creates an organization on a plan and returns its id.

@@ -23,6 +23,7 @@ import (
 	"github.com/compliance-appliance/compliance/integrations/custom"
 	"github.com/compliance-appliance/compliance/integrations/https"
 	"github.com/compliance-appliance/compliance/integrations/outbound"
+	"github.com/compliance-appliance/compliance/storage/storagetest"
 )
 
 // fakeProvider is an in-test integration provider: two checks, resources
@@ -326,10 +327,15 @@ func TestIntegrationEndToEnd(t *testing.T) {
 }
 
 // assertNotInFiles fails when s occurs in any file of the data directory
-// (the SQLite database, its WAL, stored files).
+// (the SQLite database, its WAL, stored files) and, on PostgreSQL, in any
+// stored row.
 func (e *testEnv) assertNotInFiles(s string) {
 	e.t.Helper()
-	if _, err := e.raw().Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+	if storagetest.Postgres() {
+		if inDatabase(e.t, e, s) {
+			e.t.Errorf("the database holds the plain credential")
+		}
+	} else if _, err := e.raw().Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 		e.t.Fatal(err)
 	}
 	err := filepath.Walk(e.dir, func(path string, info os.FileInfo, err error) error {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,18 +17,8 @@ import (
 // whole schema, which a test that counts rows in a loop paid each time.
 func (e *testEnv) raw() *sql.DB {
 	e.t.Helper()
-	e.rawOnce.Do(func() {
-		db, err := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "test.db")+"?_pragma=busy_timeout(5000)")
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		e.t.Cleanup(func() { db.Close() })
-		e.rawDB = db
-	})
-	if e.rawDB == nil {
-		e.t.Fatal("the test database could not be opened")
-	}
-	return e.rawDB
+	e.rawOnce.Do(func() { e.rawPool = rawDB(e.t, e) })
+	return e.rawPool
 }
 
 // task inserts a task, optionally assigned to a person, and returns its id.
