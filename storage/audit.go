@@ -104,7 +104,12 @@ func (db *DB) AuditSequence(ctx context.Context) (present, assigned int64, err e
 	if err := q.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM audit_log`).Scan(&present); err != nil {
 		return 0, 0, err
 	}
-	err = q.QueryRowContext(ctx, `SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'`).Scan(&assigned)
+	counter := `SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'`
+	if db.pg {
+		// The identity's sequence; last_value is NULL before its first use.
+		counter = `SELECT last_value FROM pg_sequences WHERE last_value IS NOT NULL AND schemaname || '.' || sequencename = pg_get_serial_sequence('audit_log', 'seq')`
+	}
+	err = q.QueryRowContext(ctx, counter).Scan(&assigned)
 	if errors.Is(err, sql.ErrNoRows) {
 		return present, present, nil
 	}

@@ -628,7 +628,9 @@ func resetIdentities(ctx context.Context, wtx *sql.Tx) error {
 		return err
 	}
 	for _, id := range ids {
-		q := fmt.Sprintf("SELECT setval(pg_get_serial_sequence(?, ?), coalesce((SELECT max(%s) FROM %s), 0) + 1, false)", quoteIdent(id[1]), quoteIdent(id[0]))
+		// The next value is max + 1 (1 on an empty table).
+		top := fmt.Sprintf("(SELECT max(%s) FROM %s)", quoteIdent(id[1]), quoteIdent(id[0]))
+		q := fmt.Sprintf("SELECT setval(pg_get_serial_sequence(?, ?), coalesce(%s, 1), %s IS NOT NULL)", top, top)
 		if _, err := wtx.ExecContext(ctx, q, quoteIdent(id[0]), id[1]); err != nil {
 			return fmt.Errorf("reset the sequence of %s.%s: %w", id[0], id[1], err)
 		}
