@@ -171,8 +171,8 @@ type LoadConfig struct {
 	// DatabaseURL, when set (postgres://...), runs the same phases on
 	// PostgreSQL; the data dir keeps the files and secrets.
 	DatabaseURL string
-	Out         io.Writer     // the report
-	Progress    io.Writer     // progress lines
+	Out         io.Writer // the report
+	Progress    io.Writer // progress lines
 	// Profile, when set, is a directory that receives CPU, mutex and block
 	// profiles of the mixed phase (go tool pprof).
 	Profile string
