@@ -88,6 +88,9 @@ func backupCmd(v *viper.Viper) *cobra.Command {
 		Short: "Write one archive of the database, the stored files and the secrets (or, with --database-only or a .db name, the database alone)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if onPostgres(v) {
+				return errSQLiteOnly("backup")
+			}
 			to, _ := cmd.Flags().GetString("to")
 			dbOnly, _ := cmd.Flags().GetBool("database-only")
 			abs, err := filepath.Abs(to)
@@ -237,6 +240,9 @@ func backupDrillCmd(v *viper.Viper) *cobra.Command {
 		Short: "Restore a backup into a scratch directory, check it (integrity_check, row and file counts) and record the result",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if onPostgres(v) {
+				return errSQLiteOnly("backup drill")
+			}
 			from, _ := cmd.Flags().GetString("from")
 			org, _ := cmd.Flags().GetString("org")
 			control, _ := cmd.Flags().GetString("control")
@@ -325,6 +331,9 @@ func restoreCmd(v *viper.Viper) *cobra.Command {
 		Short: "Restore a backup archive into an empty or new data directory (--force moves a non-empty one aside)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if onPostgres(v) {
+				return errSQLiteOnly("restore")
+			}
 			from, _ := cmd.Flags().GetString("from")
 			force, _ := cmd.Flags().GetBool("force")
 			pass, err := archivePassphrase(v, cmd, from)
@@ -404,6 +413,9 @@ func backupJobs(v *viper.Viper, e *env) ([]app.Job, error) {
 	sched := v.GetString("backup.schedule")
 	if sched == "" {
 		return nil, nil
+	}
+	if onPostgres(v) {
+		return nil, fmt.Errorf("backup.schedule: %w", errSQLiteOnly("the scheduled backup"))
 	}
 	every, err := time.ParseDuration(sched)
 	if err != nil || every < time.Minute {

@@ -100,7 +100,11 @@ func runDoctor(ctx context.Context, v *viper.Viper, full bool, now time.Time) []
 		add("disk_space", checkSkip, "no data directory")
 	}
 	var insp *storage.Inspection
-	if dataOK {
+	if onPostgres(v) {
+		// The database is PostgreSQL's: no file, WAL or archives here.
+		checkPostgres(ctx, v.GetString("database_url"), add)
+		add("wal", checkSkip, "PostgreSQL: its WAL is the server's")
+	} else if dataOK {
 		insp = checkDatabase(ctx, dir, full, add)
 		checkWAL(dir, add)
 	} else {
@@ -109,7 +113,11 @@ func runDoctor(ctx context.Context, v *viper.Viper, full bool, now time.Time) []
 	}
 	checkClock(now, insp, add)
 	checkCertificate(v, now, add)
-	checkBackups(v, dir, now, add)
+	if onPostgres(v) {
+		add("backup", checkSkip, "PostgreSQL: back it up with pg_dump or pg_basebackup (docs/scale-out.md)")
+	} else {
+		checkBackups(v, dir, now, add)
+	}
 	return out
 }
 

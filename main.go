@@ -93,6 +93,7 @@ func rootCmd() *cobra.Command {
 	root.AddCommand(agentCmd(v))
 	root.AddCommand(pentestCmd(v))
 	root.AddCommand(operatorCmd(v))
+	root.AddCommand(copyCmd(v))
 	return root
 }
 

@@ -86,7 +86,7 @@ func cli(t *testing.T, dataDir string, args ...string) string {
 func cliResult(t *testing.T, dataDir string, args ...string) (string, string, error) {
 	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"--data-dir", dataDir}, args...)...)
-	cmd.Env = cleanEnv()
+	cmd.Env = envFor(dataDir)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -142,7 +142,7 @@ var listeningRe = regexp.MustCompile(`msg=listening addr=(\S+)`)
 func serve(t *testing.T, dataDir string, extra ...string) *server {
 	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"--data-dir", dataDir, "serve", "--addr", "127.0.0.1:0"}, extra...)...)
-	cmd.Env = cleanEnv()
+	cmd.Env = envFor(dataDir)
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
 	if err := cmd.Start(); err != nil {
@@ -234,7 +234,12 @@ func TestBinaryIsStatic(t *testing.T) {
 
 func TestCLIContract(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	cliContract(t, testDataDir(t))
+}
+
+// cliContract runs the administration commands against a data dir (on
+// SQLite, or on PostgreSQL when the dir has a database_url: postgresDir).
+func cliContract(t *testing.T, dir string) {
 
 	if got := strings.TrimSpace(cli(t, dir, "version")); got != "e2e-test" {
 		t.Fatalf("version prints the version: %q", got)
@@ -267,7 +272,7 @@ func TestCLIContract(t *testing.T) {
 	// user create: the person id, or {id}; --password-stdin reads one line.
 	cmd := exec.Command(binary(t), "--data-dir", dir, "user", "create", "--org", orgID, "--email", "ann@example.com",
 		"--name", "Ann", "--role", "admin", "--password-stdin", "--json")
-	cmd.Env = cleanEnv()
+	cmd.Env = envFor(dir)
 	cmd.Stdin = strings.NewReader("a long enough password\n")
 	out, err := cmd.Output()
 	if err != nil {
@@ -310,6 +315,13 @@ func TestCLIContract(t *testing.T) {
 		t.Fatal("revoking an unknown key fails")
 	}
 
+	if _, ok := postgresDirs.Load(dir); ok {
+		// backup is about the SQLite file: PostgreSQL's tools instead.
+		if _, stderr, err := cliResult(t, dir, "backup", "--to", filepath.Join(t.TempDir(), "b.db")); err == nil || !strings.Contains(stderr, "pg_dump") {
+			t.Fatalf("backup on PostgreSQL names pg_dump: %v %q", err, stderr)
+		}
+		return
+	}
 	// backup: refuses to overwrite.
 	to := filepath.Join(t.TempDir(), "b.db")
 	if b := jsonObject(t, cli(t, dir, "backup", "--to", to, "--json")); b["path"] != to {

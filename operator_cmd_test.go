@@ -6,7 +6,7 @@ import (
 )
 
 func TestOperatorCommands(t *testing.T) {
-	dir := t.TempDir()
+	dir := testDataDir(t)
 	org := jsonObject(t, cli(t, dir, "--json", "org", "create", "--name", "Acme"))["id"].(string)
 	opID := jsonObject(t, cli(t, dir, "--json", "user", "create", "--org", org, "--email", "Ops@Example.com", "--name", "Ops", "--role", "admin", "--operator"))["id"].(string)
 	cli(t, dir, "user", "create", "--org", org, "--email", "second@example.com", "--name", "Second", "--role", "owner")

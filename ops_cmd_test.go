@@ -217,7 +217,7 @@ func TestTLSConfigErrors(t *testing.T) {
 func doctor(t *testing.T, dir string, args ...string) (map[string]map[string]any, bool, int) {
 	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"--data-dir", dir, "doctor", "--json"}, args...)...)
-	cmd.Env = cleanEnv()
+	cmd.Env = envFor(dir)
 	out, err := cmd.Output()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {

@@ -168,8 +168,11 @@ type LoadConfig struct {
 	Concurrency int           // client workers
 	Duration    time.Duration // per measured phase
 	DataDir     string        // empty: a temporary directory, removed after
-	Out         io.Writer     // the report
-	Progress    io.Writer     // progress lines
+	// DatabaseURL, when set (postgres://...), runs the same phases on
+	// PostgreSQL; the data dir keeps the files and secrets.
+	DatabaseURL string
+	Out         io.Writer // the report
+	Progress    io.Writer // progress lines
 	// Profile, when set, is a directory that receives CPU, mutex and block
 	// profiles of the mixed phase (go tool pprof).
 	Profile string
@@ -437,6 +440,12 @@ type Server struct {
 // StartServer opens and migrates the database in dir and serves the API on
 // 127.0.0.1 on a free port.
 func StartServer(ctx context.Context, dir string, cfg app.Config) (*Server, error) {
+	return StartServerURL(ctx, dir, "", cfg)
+}
+
+// StartServerURL is StartServer on the database at databaseURL
+// (postgres://...; empty: the SQLite file in dir).
+func StartServerURL(ctx context.Context, dir, databaseURL string, cfg app.Config) (*Server, error) {
 	dd := storage.DataDir{Root: dir}
 	if err := dd.Ensure(); err != nil {
 		return nil, err
@@ -446,7 +455,11 @@ func StartServer(ctx context.Context, dir string, cfg app.Config) (*Server, erro
 		return nil, err
 	}
 	log := slog.New(slog.NewJSONHandler(logf, nil))
-	db, err := storage.Open(ctx, dd.DBPath())
+	location := dd.DBPath()
+	if databaseURL != "" {
+		location = databaseURL
+	}
+	db, err := storage.OpenURL(ctx, location)
 	if err != nil {
 		logf.Close()
 		return nil, err
@@ -520,7 +533,7 @@ func Load(ctx context.Context, cfg LoadConfig) error {
 	progress := func(s string) { fmt.Fprintf(cfg.Progress, "%s %s\n", time.Now().Format("15:04:05"), s) }
 	// The limiter runs on every request, but with a ceiling far above what
 	// one machine serves, so the run measures the server, not the plan.
-	srv, err := StartServer(ctx, dir, app.Config{EnterpriseRate: 1 << 30, EnterpriseBurst: 1 << 30})
+	srv, err := StartServerURL(ctx, dir, cfg.DatabaseURL, app.Config{EnterpriseRate: 1 << 30, EnterpriseBurst: 1 << 30})
 	if err != nil {
 		return err
 	}

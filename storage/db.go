@@ -360,6 +360,14 @@ func placeholders(n int) string {
 // Optimize runs PRAGMA optimize (ANALYZE where the statistics are stale)
 // without keeping STAT4 samples, and truncates the WAL (nightly job).
 func (db *DB) Optimize(ctx context.Context) error {
+	if db.pg {
+		// PostgreSQL's autovacuum keeps statistics; ANALYZE refreshes
+		// them now (after a bulk load or a copy).
+		if _, err := db.w.ExecContext(ctx, "ANALYZE"); err != nil {
+			return fmt.Errorf("analyze: %w", err)
+		}
+		return nil
+	}
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("optimize: %w", err)

@@ -23,6 +23,7 @@ func main() {
 	flag.IntVar(&cfg.Concurrency, "concurrency", 32, "client workers")
 	flag.DurationVar(&cfg.Duration, "duration", 10*time.Second, "length of each measured phase")
 	flag.StringVar(&cfg.DataDir, "dir", "", "data directory to seed (default: a temporary one, removed after)")
+	flag.StringVar(&cfg.DatabaseURL, "database-url", "", "run on this PostgreSQL database (postgres://...; it must be empty or hold only a previous run's schema) instead of SQLite in -dir")
 	flag.StringVar(&cfg.Profile, "profile", "", "directory for CPU, block and mutex profiles of the mixed phase")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
