@@ -217,7 +217,7 @@ func (db *DB) QuestionnaireUsage(ctx context.Context, orgID, month string) (int,
 // AddQuestionnaireUsage counts one more questionnaire in a month.
 func (db *DB) AddQuestionnaireUsage(ctx context.Context, orgID, month string) error {
 	_, err := db.wr(ctx).ExecContext(ctx, `INSERT INTO questionnaire_usage (organization_id, month, used) VALUES (?, ?, 1)
-		ON CONFLICT (organization_id, month) DO UPDATE SET used = used + 1`, orgID, month)
+		ON CONFLICT (organization_id, month) DO UPDATE SET used = questionnaire_usage.used + 1`, orgID, month)
 	return mapErr(err)
 }
 
