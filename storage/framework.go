@@ -200,8 +200,12 @@ func (db *DB) LinkRequirementControls(ctx context.Context, orgID string, links [
 // FrameworkControlStates returns each (requirement, control) pair of a
 // framework with the control's status, in one query.
 func (db *DB) FrameworkControlStates(ctx context.Context, orgID, frameworkID string) ([]app.ControlState, error) {
+	hint := "INDEXED BY controls_id_org_status" // SQLite's planner hint; PostgreSQL has none
+	if db.pg {
+		hint = ""
+	}
 	rows, err := db.rd(ctx).QueryContext(ctx, `SELECT rc.requirement_id, rc.control_id, c.status FROM requirement_controls rc
-		JOIN controls c INDEXED BY controls_id_org_status ON c.id = rc.control_id AND c.organization_id = rc.organization_id
+		JOIN controls c `+hint+` ON c.id = rc.control_id AND c.organization_id = rc.organization_id
 		WHERE rc.organization_id = ? AND rc.framework_id = ?`, orgID, frameworkID)
 	if err != nil {
 		return nil, err

@@ -5,23 +5,18 @@ import (
 	"database/sql"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/compliance-appliance/compliance/app"
+	"github.com/compliance-appliance/compliance/storage/storagetest"
 )
 
 // raw opens the test database for assertions the API does not expose (the
 // outbox) and for seeding tables that have no service yet (tasks).
 func (e *testEnv) raw() *sql.DB {
 	e.t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "test.db")+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() { db.Close() })
-	return db
+	return storagetest.Raw(e.t, e.dir)
 }
 
 // task inserts a task, optionally assigned to a person, and returns its id.
