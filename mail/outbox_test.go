@@ -5,13 +5,12 @@ import (
 	"errors"
 	"log/slog"
 	"net"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/compliance-appliance/compliance/app"
-	"github.com/compliance-appliance/compliance/storage"
+	"github.com/compliance-appliance/compliance/storage/storagetest"
 )
 
 type clock struct {
@@ -28,15 +27,7 @@ func (c *clock) add(d time.Duration) {
 
 func newOutboxApp(t *testing.T) (*app.App, *clock) {
 	t.Helper()
-	ctx := context.Background()
-	db, err := storage.Open(ctx, filepath.Join(t.TempDir(), "mail.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := storagetest.Open(t)
 	c := &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
 	return app.New(db, c.now, slog.New(slog.DiscardHandler), app.Config{}), c
 }

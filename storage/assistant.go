@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/compliance-appliance/compliance/app"
 )
@@ -119,7 +120,7 @@ func (db *DB) AppendAssistantMessages(ctx context.Context, orgID, sessionID stri
 // when limit <= 0), oldest first.
 func (db *DB) ListAssistantMessages(ctx context.Context, orgID, sessionID string, limit int) ([]app.AssistantMessage, error) {
 	if limit <= 0 {
-		limit = -1
+		limit = math.MaxInt32
 	}
 	rows, err := db.rd(ctx).QueryContext(ctx, `SELECT * FROM (SELECT id, session_id, seq, role, text, mode, intent, notice, sources, created_at
 		FROM assistant_messages WHERE organization_id = ? AND session_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`, orgID, sessionID, limit)

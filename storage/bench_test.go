@@ -154,6 +154,7 @@ func BenchmarkCreateVendor(b *testing.B) {
 // never scans the whole table, for each filter alone and combined.
 func TestVendorListUsesAnIndex(t *testing.T) {
 	t.Parallel()
+	sqliteOnly(t, "reads SQLite query plans")
 	db := migrated(t)
 	for _, where := range []string{
 		"organization_id = ? AND archived_at IS NULL",

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 )
 
 func openCommitTestDB(t *testing.T) *DB {
 	t.Helper()
-	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "t.db"))
+	db, err := OpenURL(context.Background(), testLocation(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +18,7 @@ func openCommitTestDB(t *testing.T) *DB {
 	if _, err := db.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.w.Exec(`CREATE TABLE gc_probe (k TEXT PRIMARY KEY) STRICT`); err != nil {
+	if _, err := db.w.Exec(`CREATE TABLE gc_probe (k TEXT PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
 	return db
@@ -119,7 +118,7 @@ func TestGroupCommitPanic(t *testing.T) {
 // TestGroupCommitClosed answers calls after Close with an error.
 func TestGroupCommitClosed(t *testing.T) {
 	t.Parallel()
-	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "t.db"))
+	db, err := OpenURL(context.Background(), testLocation(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func libraryWhere(orgID string, f app.EvidenceLibraryFilter, expiry bool) (strin
 
 // librarySorts are the ORDER BY of each sort key, ascending; ties by id.
 var librarySorts = map[string][]string{
-	"filename":   {"e.filename COLLATE NOCASE"},
+	"filename":   {"lower(e.filename)"},
 	"control":    {"c.code", "c.name"},
 	"uploadedAt": {"e.uploaded_at"},
 	"expiresAt":  {"e.expires_at IS NULL", "e.expires_at"},

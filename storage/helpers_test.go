@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 )
 
@@ -10,7 +9,7 @@ import (
 func openTest(t *testing.T) *DB {
 	t.Helper()
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "t.db"))
+	db, err := OpenURL(ctx, testLocation(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -328,13 +328,13 @@ func (db *DB) InsertCheckResults(ctx context.Context, orgID string, rs []app.Che
 			end := min(start+batch, len(rs))
 			var sb strings.Builder
 			sb.WriteString(`INSERT INTO integration_check_results (organization_id, run_id, connection_id, check_id, resource_type,
-				resource_id, resource_name, status, message, details, finding_id, exception_id, id) VALUES `)
+				resource_id, resource_name, status, message, details, finding_id, exception_id) VALUES `)
 			args := make([]any, 0, (end-start)*cols)
 			for i, r := range rs[start:end] {
 				if i > 0 {
 					sb.WriteString(", ")
 				}
-				sb.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)")
+				sb.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 				var details any
 				if len(r.Details) > 0 {
 					raw, err := json.Marshal(r.Details)
@@ -416,7 +416,7 @@ func (db *DB) LatestCheckResults(ctx context.Context, orgID, connectionID string
 		JOIN latest l ON l.check_id = r.check_id AND l.run_id = r.run_id
 		JOIN integration_check_runs run ON run.id = r.run_id
 		WHERE r.organization_id = ? AND r.connection_id = ?
-		GROUP BY r.check_id, r.run_id, r.status`, orgID, connectionID, orgID, connectionID)
+		GROUP BY r.check_id, r.run_id, r.status, run.finished_at, run.queued_at`, orgID, connectionID, orgID, connectionID)
 	if err != nil {
 		return nil, fmt.Errorf("latest check results: %w", err)
 	}

@@ -17,7 +17,7 @@ var _ app.JobRunStore = (*DB)(nil)
 func (db *DB) BeginJobRun(ctx context.Context, job string, slot, at time.Time) (int64, bool, error) {
 	var id int64
 	err := db.wr(ctx).QueryRowContext(ctx, `INSERT INTO job_runs (job, slot, status, tries, started_at) VALUES (?, ?, 'running', 1, ?)
-		ON CONFLICT (job, slot) DO UPDATE SET status = 'running', tries = tries + 1, started_at = excluded.started_at,
+		ON CONFLICT (job, slot) DO UPDATE SET status = 'running', tries = job_runs.tries + 1, started_at = excluded.started_at,
 			finished_at = NULL, duration_ms = NULL, error = ''
 		WHERE job_runs.status = 'interrupted'
 		RETURNING id`, job, ts(slot), ts(at)).Scan(&id)

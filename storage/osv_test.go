@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,7 +12,7 @@ import (
 func openTB(tb testing.TB) *DB {
 	tb.Helper()
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(tb.TempDir(), "t.db"))
+	db, err := OpenURL(ctx, testLocation(tb))
 	if err != nil {
 		tb.Fatal(err)
 	}

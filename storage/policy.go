@@ -313,7 +313,7 @@ func (db *DB) ListPolicyAckStatus(ctx context.Context, orgID, policyID string, v
 	acked := `EXISTS (SELECT 1 FROM policy_acknowledgements a WHERE a.organization_id = m.organization_id
 		AND a.policy_id = ? AND a.person_id = m.user_id AND a.version = ?)`
 	q := db.rd(ctx)
-	if err := q.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(`+acked+`), 0) FROM memberships m WHERE `+strings.Join(base, " AND "),
+	if err := q.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(CASE WHEN `+acked+` THEN 1 ELSE 0 END), 0) FROM memberships m WHERE `+strings.Join(base, " AND "),
 		append([]any{policyID, version}, baseArgs...)...).Scan(&sum.Required, &sum.Acknowledged); err != nil {
 		return out, sum, fmt.Errorf("count acknowledgements: %w", err)
 	}

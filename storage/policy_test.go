@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,7 +13,7 @@ import (
 func TestPublishedVersionsAreImmutable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "t.db"))
+	db, err := OpenURL(ctx, testLocation(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 // archived ones.
 func TestSearchMigrationIndexesExistingRows(t *testing.T) {
 	t.Parallel()
+	sqliteOnly(t, "runs the SQLite migrations' own text and the FTS5 index")
 	ctx := context.Background()
 	db := openUnmigrated(t)
 	ms, err := loadMigrations(assets.Migrations)

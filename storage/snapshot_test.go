@@ -10,6 +10,7 @@ import (
 
 func TestSnapshotInspectAndBackupRuns(t *testing.T) {
 	t.Parallel()
+	sqliteOnly(t, "snapshots and inspects the SQLite file")
 	ctx := context.Background()
 	db := openTest(t)
 	if has, err := db.HasData(ctx); err != nil || has {

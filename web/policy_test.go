@@ -2,12 +2,10 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,12 +39,7 @@ func (e *testEnv) policyControl(orgID, code string) string {
 // policyEvents returns the outbox event types of an organization in order.
 func (e *testEnv) policyEvents(orgID string) []string {
 	e.t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "test.db")+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT type FROM events WHERE organization_id = ? ORDER BY seq`, orgID)
+	rows, err := e.raw().Query(`SELECT type FROM events WHERE organization_id = ? ORDER BY seq`, orgID)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -31,7 +31,9 @@ func Location(t testing.TB, dir string) string {
 	if !Postgres() {
 		return filepath.Join(dir, "compliance.db")
 	}
-	return PostgresURL(t)
+	u := PostgresURL(t)
+	locations.Store(dir, u)
+	return u
 }
 
 // Open opens and migrates the test's database.

@@ -5,26 +5,17 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/compliance-appliance/compliance/app"
-	"github.com/compliance-appliance/compliance/storage"
+	"github.com/compliance-appliance/compliance/storage/storagetest"
 )
 
 // newTestApp is the app over a migrated SQLite file in t.TempDir().
 func newTestApp(t *testing.T) *app.App {
 	t.Helper()
-	ctx := context.Background()
-	db, err := storage.Open(ctx, filepath.Join(t.TempDir(), "test.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := storagetest.Open(t)
 	return app.New(db, time.Now, slog.New(slog.NewTextHandler(io.Discard, nil)), app.Config{})
 }
 
