@@ -154,7 +154,7 @@ func (db *DB) schemaTables(ctx context.Context) ([]string, error) {
 	var out []string
 next:
 	for _, n := range names {
-		if n == "schema_migrations" || strings.HasPrefix(n, "sqlite_") {
+		if n == "schema_migrations" || strings.HasPrefix(n, "sqlite_") || (db.pg && pgFullTextTables[n]) {
 			continue
 		}
 		for _, v := range virtual {
@@ -166,6 +166,10 @@ next:
 	}
 	return out, nil
 }
+
+// pgFullTextTables are PostgreSQL's counterparts of SQLite's FTS5
+// tables: derived, rebuilt after a copy rather than copied.
+var pgFullTextTables = map[string]bool{"kb_index": true}
 
 func (db *DB) strings(ctx context.Context, q string, args ...any) ([]string, error) {
 	rows, err := db.w.QueryContext(ctx, q, args...)
@@ -524,6 +528,16 @@ func copyRows(ctx context.Context, src, dst *DB, tables []copyTable, opts CopyOp
 				return fmt.Errorf("triggers of %s: %w", t.name, err)
 			}
 		}
+		// The knowledge-base index is PostgreSQL's own table there, derived
+		// from the entries like SQLite's FTS5 table (search_docs' tsv is a
+		// generated column).
+		if _, err := wtx.ExecContext(ctx, `DELETE FROM kb_index`); err != nil {
+			return fmt.Errorf("clear kb_index: %w", err)
+		}
+		if err := rebuildKBIndex(ctx, wtx); err != nil {
+			return err
+		}
+		rep.Rebuilt = []string{"kb_index"}
 		if err := resetIdentities(ctx, wtx); err != nil {
 			return err
 		}
