@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql/driver"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -82,6 +83,52 @@ func (db *DB) Migrate(ctx context.Context) ([]string, error) {
 // including version upTo (0: all of them). Tests and tools use it to make
 // a database of an older schema, as an older binary left it.
 func (db *DB) MigrateTo(ctx context.Context, upTo int) ([]string, error) {
+	if db.pg {
+		unlock, err := db.lockMigrations(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
+	return db.migrateTo(ctx, upTo)
+}
+
+// pgMigrateLock is the PostgreSQL advisory lock key the whole migrate step
+// holds (a key of its own: the writer lock is taken per transaction inside).
+const pgMigrateLock = 0x636f6d706c6d
+
+// lockMigrations takes the session-level advisory lock that makes one
+// process at a time migrate a PostgreSQL database, on a dedicated
+// connection, and returns its release. Replicas (or `compliance migrate`
+// beside a starting server) on one database migrate one after another:
+// the first creates schema_migrations and applies what is missing, the
+// others then find nothing to do. Waiting ends with ctx.
+func (db *DB) lockMigrations(ctx context.Context) (unlock func(), err error) {
+	conn, err := db.free.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migration lock: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(?)", pgMigrateLock); err != nil {
+		// The session's state is unknown (a cancelled wait may still
+		// be granted): the connection is discarded, not pooled.
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		_ = conn.Close()
+		return nil, fmt.Errorf("migration lock: %w", err)
+	}
+	return func() {
+		var released bool
+		err := conn.QueryRowContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(?)", pgMigrateLock).Scan(&released)
+		if err != nil || !released {
+			// A session lock outlives its connection's return to the
+			// pool: close the connection, which ends the session and
+			// with it the lock.
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+		_ = conn.Close()
+	}, nil
+}
+
+func (db *DB) migrateTo(ctx context.Context, upTo int) ([]string, error) {
 	ms, err := loadMigrations(assets.Migrations)
 	if err != nil {
 		return nil, fmt.Errorf("load migrations: %w", err)
