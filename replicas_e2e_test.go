@@ -316,8 +316,11 @@ func untilQuiet(t *testing.T, db *sql.DB, what string, ready func([]jobRun, time
 //     three replicas gets its burst once in total, then 429, with exact
 //     X-RateLimit-* headers from the one shared bucket.
 func TestThreeReplicasSurviveKill(t *testing.T) {
-	binary(t)                                // skipped under -short
+	if testing.Short() {
+		t.Skip("builds and runs the binary; skipped under -short")
+	}
 	dbURL := storagetest.EmptyPostgresURL(t) // skipped loudly without a cluster; fails in CI
+	binary(t)
 	t0 := time.Now()
 
 	rcv := &hookReceiver{got: map[string]int{}, created: map[string]string{}}
