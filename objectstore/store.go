@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -79,9 +80,6 @@ func New(cfg Config) (*Store, error) {
 	if cfg.TempDir == "" {
 		cfg.TempDir = os.TempDir()
 	}
-	if err := os.MkdirAll(cfg.TempDir, 0o700); err != nil {
-		return nil, fmt.Errorf("files_url: temporary directory: %w", err)
-	}
 	return &Store{cfg: cfg, client: client, pageSize: 1000}, nil
 }
 
@@ -106,6 +104,9 @@ func (s *Store) listPrefix() string {
 // again: its object is refreshed (copied onto itself), which clears a
 // sweep's mark and restarts its grace period.
 func (s *Store) Put(ctx context.Context, r io.Reader) (app.Blob, error) {
+	if err := os.MkdirAll(s.cfg.TempDir, 0o700); err != nil {
+		return app.Blob{}, fmt.Errorf("store file: %w", err)
+	}
 	tmp, err := os.CreateTemp(s.cfg.TempDir, ".upload-*")
 	if err != nil {
 		return app.Blob{}, fmt.Errorf("store file: %w", err)
@@ -221,7 +222,22 @@ func (s *Store) Sweep(ctx context.Context, referenced func(sha256 string) bool, 
 			res.Kept++
 		}
 	}
-	return res, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	s.removeStaleUploads(before)
+	return res, nil
+}
+
+// removeStaleUploads removes local temporary upload files older than
+// before (left by a crash between hashing and sending).
+func (s *Store) removeStaleUploads(before time.Time) {
+	old, _ := filepath.Glob(filepath.Join(s.cfg.TempDir, ".upload-*"))
+	for _, p := range old {
+		if info, err := os.Stat(p); err == nil && info.ModTime().Before(before) {
+			_ = os.Remove(p)
+		}
+	}
 }
 
 // sweepOne marks or removes one unreferenced object, under the lock Put

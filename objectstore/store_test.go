@@ -318,6 +318,25 @@ func TestSweep(t *testing.T) {
 	if _, err := st.Open(ctx, gone); !errors.Is(err, app.ErrNotFound) {
 		t.Fatalf("open a swept file: %v", err)
 	}
+
+	// A local upload file a crash left behind goes once it is old.
+	stale := filepath.Join(st.cfg.TempDir, ".upload-123")
+	fresh := filepath.Join(st.cfg.TempDir, ".upload-456")
+	for _, p := range []string{stale, fresh} {
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chtimes(stale, t0.Add(-48*time.Hour), t0.Add(-48*time.Hour))
+	if _, err := st.Sweep(ctx, referenced, t0.Add(-24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatalf("stale upload file kept: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Fatalf("fresh upload file removed: %v", err)
+	}
 }
 
 func TestSweepPages(t *testing.T) {
