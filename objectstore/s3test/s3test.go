@@ -58,17 +58,32 @@ func (o *object) etag() string {
 // New starts a server with the given (empty) buckets, the access key
 // "AKIATESTACCESSKEY", a secret key and region "us-east-1".
 func New(buckets ...string) *Server {
+	s := newServer(buckets)
+	s.Server = httptest.NewServer(s)
+	return s
+}
+
+func newServer(buckets []string) *Server {
 	s := &Server{AccessKey: "AKIATESTACCESSKEY", SecretKey: "test-secret-key/abcdefghijklmnopqrstuv", Region: "us-east-1",
 		buckets: map[string]map[string]*object{}, counts: map[string]int{}, now: time.Now}
 	for _, b := range buckets {
 		s.buckets[b] = map[string]*object{}
 	}
-	s.Server = httptest.NewServer(s)
+	return s
+}
+
+// NewTLS is New serving HTTPS with a test certificate; the server's
+// Client().Transport trusts it.
+func NewTLS(buckets ...string) *Server {
+	s := newServer(buckets)
+	s.Server = httptest.NewTLSServer(s)
 	return s
 }
 
 // Endpoint is the server's host:port.
-func (s *Server) Endpoint() string { return strings.TrimPrefix(s.URL, "http://") }
+func (s *Server) Endpoint() string {
+	return strings.TrimPrefix(strings.TrimPrefix(s.URL, "http://"), "https://")
+}
 
 // Deny makes every request after the signature check fail with
 // AccessDenied (a bucket policy refusing the key).
