@@ -121,15 +121,18 @@ func backupCmd(v *viper.Viper) *cobra.Command {
 					return nil
 				}
 				started := time.Now()
-				res, err := backup.Create(ctx, e.db, e.dir, abs, backup.Options{Version: version, Passphrase: pass})
+				res, err := backup.Create(ctx, e.db, e.dir, abs, backup.Options{Version: version, Passphrase: pass, FilesElsewhere: filesLocation(v)})
 				recordBackup(ctx, e, storage.BackupTriggerManual, abs, started, res, err)
 				if err != nil {
 					return err
 				}
+				if res.Manifest.FilesElsewhere != "" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "note: uploaded files live in the object store %s and are not in this archive; back up the bucket itself (docs/files.md)\n", res.Manifest.FilesElsewhere)
+				}
 				if jsonOut(cmd) {
 					return printJSON(cmd.OutOrStdout(), map[string]any{"path": abs, "sizeBytes": res.Size, "sha256": res.SHA256,
 						"encrypted": res.Encrypted, "schemaVersion": res.Manifest.SchemaVersion, "fileCount": res.Manifest.FileCount,
-						"rowCount": res.Manifest.RowCount(), "createdAt": res.Manifest.CreatedAt})
+						"rowCount": res.Manifest.RowCount(), "createdAt": res.Manifest.CreatedAt, "filesElsewhere": res.Manifest.FilesElsewhere})
 				}
 				fmt.Fprintln(cmd.OutOrStdout(), abs)
 				return nil
@@ -357,6 +360,9 @@ func restoreCmd(v *viper.Viper) *cobra.Command {
 			if len(res.Migrations) > 0 {
 				fmt.Fprintf(out, "migrated forward: %s\n", strings.Join(res.Migrations, ", "))
 			}
+			if m.FilesElsewhere != "" {
+				fmt.Fprintf(out, "uploaded files are not in this archive: they live in the object store %s; set files_url to it\n", m.FilesElsewhere)
+			}
 			if res.MovedAside != "" {
 				fmt.Fprintf(out, "the previous data directory was moved to %s\n", res.MovedAside)
 			}
@@ -399,7 +405,7 @@ func preMigrationBackup(ctx context.Context, v *viper.Viper, dir storage.DataDir
 	}
 	started := time.Now()
 	path := filepath.Join(bdir, backup.PreMigrationName(started, applied, pass != ""))
-	res, err := backup.Create(ctx, db, dir, path, backup.Options{Version: version, Passphrase: pass})
+	res, err := backup.Create(ctx, db, dir, path, backup.Options{Version: version, Passphrase: pass, FilesElsewhere: filesLocation(v)})
 	if err != nil {
 		return nil, fmt.Errorf("backup before migrating from schema %d to %d (set backup.before_migration to false to skip it): %w", applied, known, err)
 	}
@@ -471,7 +477,7 @@ func (s *backupState) scheduledBackup(ctx context.Context, v *viper.Viper, e *en
 	}
 	started := time.Now()
 	path := filepath.Join(bdir, backup.ArchiveName(e.app.Now(), pass != ""))
-	res, err := backup.Create(ctx, e.db, e.dir, path, backup.Options{Version: version, Passphrase: pass})
+	res, err := backup.Create(ctx, e.db, e.dir, path, backup.Options{Version: version, Passphrase: pass, FilesElsewhere: filesLocation(v)})
 	recordBackup(ctx, e, storage.BackupTriggerScheduled, path, started, res, err)
 	if err != nil {
 		return err

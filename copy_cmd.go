@@ -14,7 +14,7 @@ import (
 )
 
 // copyCmd moves an installation between SQLite and PostgreSQL.
-func copyCmd(_ *viper.Viper) *cobra.Command {
+func copyCmd(v *viper.Viper) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "copy --from sqlite:PATH|postgres://... --to sqlite:PATH|postgres://...",
 		Short: "Copy every table from one database to another (SQLite to PostgreSQL and back), verified by row counts and hashes",
@@ -26,14 +26,24 @@ has none; its schema version must equal the source's. A target that holds
 data is refused unless --force, which replaces its rows. Full-text indexes
 are rebuilt on the target, identity sequences moved past the copied ids.
 Uploaded files and the data directory's secrets are not in the database:
-copy the data directory's files/ and secrets/ beside it.`,
+copy the data directory's files/ and secrets/ beside it. With files_url
+(an object store) the files stay where they are: give the target
+installation the same files_url.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			from, _ := cmd.Flags().GetString("from")
 			to, _ := cmd.Flags().GetString("to")
 			force, _ := cmd.Flags().GetBool("force")
 			batch, _ := cmd.Flags().GetInt("batch")
-			return runCopy(cmd, from, to, force, batch)
+			if err := runCopy(cmd, from, to, force, batch); err != nil {
+				return err
+			}
+			if loc := filesLocation(v); loc != "" && !jsonOut(cmd) {
+				fmt.Fprintf(cmd.OutOrStdout(), "uploaded files stay in the object store %s: give the target the same files_url\n", loc)
+			} else if !jsonOut(cmd) {
+				fmt.Fprintln(cmd.OutOrStdout(), "uploaded files and secrets are not copied: copy the data directory's files/ and secrets/ beside the target")
+			}
+			return nil
 		},
 	}
 	cmd.Flags().String("from", "", "source: sqlite:PATH or a postgres:// URL")

@@ -111,6 +111,7 @@ func runDoctor(ctx context.Context, v *viper.Viper, full bool, now time.Time) []
 		add("database", checkFail, "no data directory")
 		add("wal", checkSkip, "no data directory")
 	}
+	checkFilesStore(ctx, v, dir, add)
 	checkClock(now, insp, add)
 	checkCertificate(v, now, add)
 	if onPostgres(v) {

@@ -18,7 +18,7 @@ var surfaces = []string{"web/api", "web/ui", "web/oauth", "web/mcp"}
 
 // adapters are the packages that call out of the appliance. Each
 // implements an interface app declares and never imports web or storage.
-var adapters = []string{"webhook", "metrics", "integrations", "mail", "scanner", "llm", "agent", "automation", "sso", "browser"}
+var adapters = []string{"webhook", "metrics", "integrations", "mail", "scanner", "llm", "agent", "automation", "sso", "browser", "objectstore"}
 
 // storageUsers may import storage: the binary's wiring, the measurement
 // tools outside it, and backup, which snapshots, restores and checks the

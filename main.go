@@ -88,6 +88,7 @@ func rootCmd() *cobra.Command {
 	setBackupDefaults(v)
 	setPentestDefaults(v)
 	setBrowserDefaults(v)
+	setFilesDefaults(v)
 	root.AddCommand(serveCmd(v), mailCmd(v), migrateCmd(v), versionCmd(v), orgCmd(v), userCmd(v), apikeyCmd(v), backupCmd(v), restoreCmd(v), doctorCmd(v),
 		auditCmd(v))
 	root.AddCommand(agentCmd(v))
@@ -172,7 +173,7 @@ func openEnv(ctx context.Context, v *viper.Viper, log *slog.Logger) (*env, error
 		log.Info("migration applied", slog.String("name", m))
 	}
 	db.SetReadCacheBudget(v.GetInt64("read_cache_mb") << 20)
-	files, err := storage.NewFiles(dir.FilesPath())
+	files, err := openFileStore(v, dir)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -247,6 +248,9 @@ func serveCmd(v *viper.Viper) *cobra.Command {
 				return err
 			}
 			defer e.db.Close()
+			if err := checkFilesAtStart(ctx, v, e.dir, log); err != nil {
+				return err
+			}
 			proxies := v.GetStringSlice("trusted_proxies")
 			if err := httpx.ValidateTrustedProxies(proxies); err != nil {
 				return err

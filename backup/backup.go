@@ -55,6 +55,10 @@ type Manifest struct {
 	// MissingFiles are stored files the database refers to that were
 	// already absent from the data directory when the backup was taken.
 	MissingFiles []string `json:"missingFiles,omitempty"`
+	// FilesElsewhere, when set, says where the uploaded files live
+	// instead (an object store, files_url, without credentials): the
+	// archive holds none of them and FileCount is 0.
+	FilesElsewhere string `json:"filesElsewhere,omitempty"`
 }
 
 // Member is one file of the archive (all but the manifest), in the order
@@ -85,6 +89,10 @@ type Options struct {
 	ScryptWorkFactor int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// FilesElsewhere, when set, is where the uploaded files live instead
+	// of the data directory (an object store): they are left out of the
+	// archive and the manifest says where they are.
+	FilesElsewhere string
 
 	// wrap, in tests, wraps the archive file's writer (to fail writes as
 	// a full disk does).
@@ -159,7 +167,11 @@ func create(ctx context.Context, db *storage.DB, dir storage.DataDir, dst string
 	if err := add(DatabaseName, snap); err != nil {
 		return nil, err
 	}
+	m.FilesElsewhere = opts.FilesElsewhere
 	for _, h := range insp.Files {
+		if opts.FilesElsewhere != "" {
+			break
+		}
 		if !validHash(h) {
 			continue
 		}

@@ -62,6 +62,13 @@ func newTestServerWith(t *testing.T, configure func(*Options)) *testEnv {
 // newTestServerLogged is newTestServerWith writing its logs to log.
 func newTestServerLogged(t *testing.T, configure func(*Options), log *slog.Logger) *testEnv {
 	t.Helper()
+	return newTestServerFiles(t, configure, log, nil)
+}
+
+// newTestServerFiles is newTestServerLogged keeping uploaded files in
+// files (nil: a directory store in the test's temporary directory).
+func newTestServerFiles(t *testing.T, configure func(*Options), log *slog.Logger, files app.FileStore) *testEnv {
+	t.Helper()
 	dir := t.TempDir()
 	var db *storage.DB
 	var location string
@@ -81,9 +88,12 @@ func newTestServerLogged(t *testing.T, configure func(*Options), log *slog.Logge
 		db = openMigrated(t, location)
 	}
 	clock := &fakeClock{t: time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)}
-	files, err := storage.NewFiles(filepath.Join(dir, "files"))
-	if err != nil {
-		t.Fatal(err)
+	if files == nil {
+		fs, err := storage.NewFiles(filepath.Join(dir, "files"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = fs
 	}
 	a := app.NewWithFiles(db, files, clock.Now, log, app.Config{})
 	opts := Options{Version: "test", Health: db.Ping, Now: clock.Now, MaxUploadBytes: 2 << 20}
