@@ -152,15 +152,9 @@ func (a *App) SyncDevices(ctx context.Context, providerSlug, connectionID string
 	if _, err := a.deviceDirectoryProvider(providerSlug, "providerSlug"); err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(connectionID) == "" {
-		return nil, Invalid("connectionId", CodeRequired, nil, "connectionId is required: the directory connection to sync")
-	}
-	c, err := a.store.GetConnection(ctx, p.OrgID, connectionID)
+	c, err := a.syncConnection(ctx, p, providerSlug, connectionID)
 	if err != nil {
 		return nil, err
-	}
-	if c.ProviderSlug != providerSlug {
-		return nil, Invalid("connectionId", CodeInvalid, connectionID, fmt.Sprintf("connection %s is a %s connection, not %s", connectionID, c.ProviderSlug, providerSlug))
 	}
 	return a.runDeviceSync(ctx, p, c, TriggerManual, dryRun)
 }
@@ -177,16 +171,6 @@ func (a *App) runDeviceSync(ctx context.Context, p *Principal, c *Connection, tr
 		}
 		return devicePass{s, dp}, nil
 	})
-}
-
-// safeDevices lists devices and turns a provider's panic into an error.
-func safeDevices(ctx context.Context, dp DeviceDirectoryProvider, t ConnectionTarget, yield func(DirectoryDevice) error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("the provider failed: %v", r)
-		}
-	}()
-	return dp.Devices(ctx, t, yield)
 }
 
 // deviceSyncSession is one device sync in progress: the register's
@@ -542,14 +526,7 @@ func (s *deviceSyncSession) result(ch deviceChange, name string) {
 }
 
 func (s *deviceSyncSession) flush(ctx context.Context) error {
-	if len(s.results) == 0 {
-		return nil
-	}
-	err := s.a.store.InTx(context.WithoutCancel(ctx), func(ctx context.Context) error {
-		return s.a.store.InsertSyncRunResults(ctx, s.p.OrgID, s.run.ID, s.results)
-	})
-	s.results = s.results[:0]
-	return err
+	return s.a.writeSyncResults(ctx, s.p.OrgID, s.run.ID, &s.results)
 }
 
 func optStr(s string) *string {

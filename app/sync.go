@@ -233,15 +233,9 @@ func (a *App) SyncEmployees(ctx context.Context, providerSlug, connectionID stri
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(connectionID) == "" {
-		return nil, Invalid("connectionId", CodeRequired, nil, "connectionId is required: the directory connection to sync")
-	}
-	c, err := a.store.GetConnection(ctx, p.OrgID, connectionID)
+	c, err := a.syncConnection(ctx, p, providerSlug, connectionID)
 	if err != nil {
 		return nil, err
-	}
-	if providerSlug != "" && c.ProviderSlug != providerSlug {
-		return nil, Invalid("connectionId", CodeInvalid, connectionID, fmt.Sprintf("connection %s is a %s connection, not %s", connectionID, c.ProviderSlug, providerSlug))
 	}
 	return a.runSync(ctx, p, c, TriggerManual, dryRun)
 }
@@ -258,16 +252,6 @@ func (a *App) runSync(ctx context.Context, p *Principal, c *Connection, trigger 
 		}
 		return employeePass{s, dp}, nil
 	})
-}
-
-// safeUsers lists users and turns a provider's panic into an error.
-func safeUsers(ctx context.Context, dp DirectoryProvider, t ConnectionTarget, yield func(DirectoryUser) error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("the provider failed: %v", r)
-		}
-	}()
-	return dp.Users(ctx, t, yield)
 }
 
 // GetSyncRun returns a run with a page of its per-person results.

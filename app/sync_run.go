@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // syncPass is one kind of directory sync as a run drives it: employees
@@ -69,6 +70,45 @@ func (a *App) runSyncPass(ctx context.Context, p *Principal, c *Connection, sync
 	return a.finishSync(ctx, run, s, runErr)
 }
 
+// syncConnection is the connection a manual sync names, which must be
+// one of the provider's when a provider is named.
+func (a *App) syncConnection(ctx context.Context, p *Principal, providerSlug, connectionID string) (*Connection, error) {
+	if strings.TrimSpace(connectionID) == "" {
+		return nil, Invalid("connectionId", CodeRequired, nil, "connectionId is required: the directory connection to sync")
+	}
+	c, err := a.store.GetConnection(ctx, p.OrgID, connectionID)
+	if err != nil {
+		return nil, err
+	}
+	if providerSlug != "" && c.ProviderSlug != providerSlug {
+		return nil, Invalid("connectionId", CodeInvalid, connectionID, fmt.Sprintf("connection %s is a %s connection, not %s", connectionID, c.ProviderSlug, providerSlug))
+	}
+	return c, nil
+}
+
+// safeList runs a provider's listing and turns its panic into an error.
+func safeList[T any](ctx context.Context, list func(context.Context, ConnectionTarget, func(T) error) error, t ConnectionTarget, yield func(T) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the provider failed: %v", r)
+		}
+	}()
+	return list(ctx, t, yield)
+}
+
+// writeSyncResults writes a run's buffered results and empties the
+// buffer, detached from the caller's cancellation.
+func (a *App) writeSyncResults(ctx context.Context, orgID, runID string, results *[]SyncRunResult) error {
+	if len(*results) == 0 {
+		return nil
+	}
+	err := a.store.InTx(context.WithoutCancel(ctx), func(ctx context.Context) error {
+		return a.store.InsertSyncRunResults(ctx, orgID, runID, *results)
+	})
+	*results = (*results)[:0]
+	return err
+}
+
 // finishSync records the finished run, its audit record and its
 // sync.run.completed event. s is nil when the pass never began.
 func (a *App) finishSync(ctx context.Context, run *SyncRun, s syncPass, runErr error) (*SyncRun, error) {
@@ -106,7 +146,7 @@ type employeePass struct {
 }
 
 func (e employeePass) list(ctx context.Context, t ConnectionTarget) error {
-	return safeUsers(ctx, e.dp, t, e.user)
+	return safeList(ctx, e.dp.Users, t, e.user)
 }
 
 func (e employeePass) commit(ctx context.Context) { e.commitJoiners(ctx) }
@@ -131,7 +171,7 @@ type devicePass struct {
 }
 
 func (d devicePass) list(ctx context.Context, t ConnectionTarget) error {
-	return safeDevices(ctx, d.dp, t, d.device)
+	return safeList(ctx, d.dp.Devices, t, d.device)
 }
 
 func (d devicePass) complete(ctx context.Context) {
