@@ -814,33 +814,8 @@ func (a *App) CreateBrowserDraft(ctx context.Context, in BrowserDraftInput) (*Br
 
 // UpdateBrowserDraft changes a draft.
 func (a *App) UpdateBrowserDraft(ctx context.Context, id string, in BrowserDraftInput) (*BrowserDraft, error) {
-	p, err := authorize(ctx, CapManage)
-	if err != nil {
-		return nil, err
-	}
-	var out *BrowserDraft
-	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		before, err := a.store.GetBrowserDraft(ctx, p.OrgID, id)
-		if err != nil {
-			return err
-		}
-		d := *before
-		ve := NewValidationError()
-		in.apply(&d, ve)
-		if err := ve.Err(); err != nil {
-			return err
-		}
-		d.UpdatedAt = a.Now()
-		if err := a.store.SaveBrowserDraft(ctx, p.OrgID, &d); err != nil {
-			return err
-		}
-		out = &d
-		return a.record(ctx, Mutation{Action: "updated", ResourceType: "browser_automation_draft", ResourceID: id, Before: before, After: &d})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("update browser draft %s: %w", id, err)
-	}
-	return out, nil
+	return updateRecorded(ctx, a, "browser_automation_draft", id, a.store.GetBrowserDraft, in.apply,
+		func(d *BrowserDraft) *time.Time { return &d.UpdatedAt }, a.store.SaveBrowserDraft)
 }
 
 // DeleteBrowserDraft deletes a draft.

@@ -235,36 +235,14 @@ func (a *App) CreateESGDataPoint(ctx context.Context, in ESGDataPointInput) (*ES
 // UpdateESGDataPoint changes a recorded value (or its unit, methodology,
 // notes, code or period).
 func (a *App) UpdateESGDataPoint(ctx context.Context, id string, in ESGDataPointInput) (*ESGDataPoint, error) {
-	p, err := authorize(ctx, CapManage)
-	if err != nil {
-		return nil, err
-	}
-	var out *ESGDataPoint
-	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		before, err := a.store.GetESGDataPoint(ctx, p.OrgID, id)
-		if err != nil {
-			return err
-		}
-		d := *before
-		ve := NewValidationError()
-		in.apply(&d, ve)
-		if err := ve.Err(); err != nil {
-			return err
-		}
-		if err := a.esgDuplicate(ctx, p.OrgID, &d); err != nil {
-			return err
-		}
-		d.UpdatedAt = a.Now()
-		if err := a.store.UpdateESGDataPoint(ctx, p.OrgID, &d); err != nil {
-			return err
-		}
-		out = &d
-		return a.record(ctx, Mutation{Action: "updated", ResourceType: "esg_data_point", ResourceID: id, Before: before, After: &d})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("update esg data point %s: %w", id, err)
-	}
-	return out, nil
+	return updateRecorded(ctx, a, "esg_data_point", id, a.store.GetESGDataPoint, in.apply,
+		func(d *ESGDataPoint) *time.Time { return &d.UpdatedAt },
+		func(ctx context.Context, orgID string, d *ESGDataPoint) error {
+			if err := a.esgDuplicate(ctx, orgID, d); err != nil {
+				return err
+			}
+			return a.store.UpdateESGDataPoint(ctx, orgID, d)
+		})
 }
 
 // GetESGDataPoint returns one data point value.

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -153,15 +152,9 @@ func (a *App) SyncDevices(ctx context.Context, providerSlug, connectionID string
 	if _, err := a.deviceDirectoryProvider(providerSlug, "providerSlug"); err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(connectionID) == "" {
-		return nil, Invalid("connectionId", CodeRequired, nil, "connectionId is required: the directory connection to sync")
-	}
-	c, err := a.store.GetConnection(ctx, p.OrgID, connectionID)
+	c, err := a.syncConnection(ctx, p, providerSlug, connectionID)
 	if err != nil {
 		return nil, err
-	}
-	if c.ProviderSlug != providerSlug {
-		return nil, Invalid("connectionId", CodeInvalid, connectionID, fmt.Sprintf("connection %s is a %s connection, not %s", connectionID, c.ProviderSlug, providerSlug))
 	}
 	return a.runDeviceSync(ctx, p, c, TriggerManual, dryRun)
 }
@@ -171,68 +164,13 @@ func (a *App) runDeviceSync(ctx context.Context, p *Principal, c *Connection, tr
 	if err != nil {
 		return nil, err
 	}
-	switch c.Status {
-	case ConnectionDisconnected:
-		return nil, Errorf(ErrConflict, "the connection is disconnected; reconnect it before syncing")
-	case ConnectionPaused:
-		return nil, Errorf(ErrConflict, "the connection is paused; resume it before syncing")
-	}
-	target, err := a.target(p.OrgID, c)
-	if err != nil {
-		return nil, err
-	}
-	id := NewID(PrefixSyncRun)
-	run := &SyncRun{ID: id, SyncRunID: id, ConnectionID: c.ID, ProviderSlug: c.ProviderSlug, SyncType: SyncTypeDevice,
-		Trigger: trigger, DryRun: dryRun, Status: RunRunning, RequestedBy: p.ActorID(), StartedAt: a.Now(), OrganizationID: p.OrgID}
-	if err := a.store.CreateSyncRun(ctx, p.OrgID, run); err != nil {
-		if errors.Is(err, ErrConflict) {
-			return nil, Errorf(ErrConflict, "a sync of connection %s is already running; wait for it to finish", c.ID)
+	return a.runSyncPass(ctx, p, c, SyncTypeDevice, trigger, dryRun, func(run *SyncRun) (syncPass, error) {
+		s, err := a.newDeviceSyncSession(ctx, p, c, run)
+		if err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("start sync run: %w", err)
-	}
-	s, err := a.newDeviceSyncSession(ctx, p, c, run)
-	var runErr error
-	if err == nil {
-		lctx, cancel := context.WithTimeout(ctx, syncRunTimeout)
-		runErr = safeDevices(lctx, dp, target, s.device)
-		cancel()
-		s.commit(s.ctx)
-		if runErr == nil {
-			// The listing was complete: the devices not in it are removed.
-			s.removeUnlisted()
-			s.commit(s.ctx)
-		}
-		if ferr := s.flush(s.ctx); ferr != nil && runErr == nil {
-			runErr = ferr
-		}
-	} else {
-		runErr = err
-	}
-	var counts *SyncCounts
-	if s != nil {
-		counts = &s.counts
-		counts.Errors += s.applyErrors
-	}
-	return a.finishDeviceSync(ctx, run, counts, runErr)
-}
-
-func (a *App) finishDeviceSync(ctx context.Context, run *SyncRun, counts *SyncCounts, runErr error) (*SyncRun, error) {
-	// finishSync takes its counts from an employee session; a device run
-	// brings its own.
-	if counts != nil {
-		run.SyncCounts = *counts
-	}
-	return a.finishSync(ctx, run, nil, runErr)
-}
-
-// safeDevices lists devices and turns a provider's panic into an error.
-func safeDevices(ctx context.Context, dp DeviceDirectoryProvider, t ConnectionTarget, yield func(DirectoryDevice) error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("the provider failed: %v", r)
-		}
-	}()
-	return dp.Devices(ctx, t, yield)
+		return devicePass{s, dp}, nil
+	})
 }
 
 // deviceSyncSession is one device sync in progress: the register's
@@ -588,14 +526,7 @@ func (s *deviceSyncSession) result(ch deviceChange, name string) {
 }
 
 func (s *deviceSyncSession) flush(ctx context.Context) error {
-	if len(s.results) == 0 {
-		return nil
-	}
-	err := s.a.store.InTx(context.WithoutCancel(ctx), func(ctx context.Context) error {
-		return s.a.store.InsertSyncRunResults(ctx, s.p.OrgID, s.run.ID, s.results)
-	})
-	s.results = s.results[:0]
-	return err
+	return s.a.writeSyncResults(ctx, s.p.OrgID, s.run.ID, &s.results)
 }
 
 func optStr(s string) *string {

@@ -112,33 +112,8 @@ func (a *App) CreateFindingTemplate(ctx context.Context, in FindingTemplateInput
 // UpdateFindingTemplate applies a patch to a template. Findings created
 // from it before keep the values they took.
 func (a *App) UpdateFindingTemplate(ctx context.Context, id string, in FindingTemplateInput) (*FindingTemplate, error) {
-	p, err := authorize(ctx, CapManage)
-	if err != nil {
-		return nil, err
-	}
-	var out *FindingTemplate
-	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		before, err := a.store.GetFindingTemplate(ctx, p.OrgID, id)
-		if err != nil {
-			return err
-		}
-		t := *before
-		ve := NewValidationError()
-		in.apply(&t, ve)
-		if err := ve.Err(); err != nil {
-			return err
-		}
-		t.UpdatedAt = a.Now()
-		if err := a.store.UpdateFindingTemplate(ctx, p.OrgID, &t); err != nil {
-			return err
-		}
-		out = &t
-		return a.record(ctx, Mutation{Action: "updated", ResourceType: "finding_template", ResourceID: id, Before: before, After: &t})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("update finding template %s: %w", id, err)
-	}
-	return out, nil
+	return updateRecorded(ctx, a, "finding_template", id, a.store.GetFindingTemplate, in.apply,
+		func(t *FindingTemplate) *time.Time { return &t.UpdatedAt }, a.store.UpdateFindingTemplate)
 }
 
 // DeleteFindingTemplate removes a template; findings created from it keep

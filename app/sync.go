@@ -233,15 +233,9 @@ func (a *App) SyncEmployees(ctx context.Context, providerSlug, connectionID stri
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(connectionID) == "" {
-		return nil, Invalid("connectionId", CodeRequired, nil, "connectionId is required: the directory connection to sync")
-	}
-	c, err := a.store.GetConnection(ctx, p.OrgID, connectionID)
+	c, err := a.syncConnection(ctx, p, providerSlug, connectionID)
 	if err != nil {
 		return nil, err
-	}
-	if providerSlug != "" && c.ProviderSlug != providerSlug {
-		return nil, Invalid("connectionId", CodeInvalid, connectionID, fmt.Sprintf("connection %s is a %s connection, not %s", connectionID, c.ProviderSlug, providerSlug))
 	}
 	return a.runSync(ctx, p, c, TriggerManual, dryRun)
 }
@@ -251,84 +245,13 @@ func (a *App) runSync(ctx context.Context, p *Principal, c *Connection, trigger 
 	if err != nil {
 		return nil, err
 	}
-	switch c.Status {
-	case ConnectionDisconnected:
-		return nil, Errorf(ErrConflict, "the connection is disconnected; reconnect it before syncing")
-	case ConnectionPaused:
-		return nil, Errorf(ErrConflict, "the connection is paused; resume it before syncing")
-	}
-	target, err := a.target(p.OrgID, c)
-	if err != nil {
-		return nil, err
-	}
-	id := NewID(PrefixSyncRun)
-	run := &SyncRun{ID: id, SyncRunID: id, ConnectionID: c.ID, ProviderSlug: c.ProviderSlug, SyncType: SyncTypeEmployee,
-		Trigger: trigger, DryRun: dryRun, Status: RunRunning, RequestedBy: p.ActorID(), StartedAt: a.Now(), OrganizationID: p.OrgID}
-	if err := a.store.CreateSyncRun(ctx, p.OrgID, run); err != nil {
-		if errors.Is(err, ErrConflict) {
-			return nil, Errorf(ErrConflict, "a sync of connection %s is already running; wait for it to finish", c.ID)
+	return a.runSyncPass(ctx, p, c, SyncTypeEmployee, trigger, dryRun, func(run *SyncRun) (syncPass, error) {
+		s, err := a.newSyncSession(ctx, p, c, run)
+		if err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("start sync run: %w", err)
-	}
-	s, err := a.newSyncSession(ctx, p, c, run)
-	var runErr error
-	if err == nil {
-		lctx, cancel := context.WithTimeout(ctx, syncRunTimeout)
-		runErr = safeUsers(lctx, dp, target, s.user)
-		cancel()
-		// The joiners planned so far, even of a failed listing.
-		s.commitJoiners(s.ctx)
-		if runErr == nil {
-			// The listing was complete: the missing are leavers.
-			for _, ch := range s.planner.Leavers() {
-				s.apply(s.ctx, ch, nil)
-			}
-		}
-		if ferr := s.flush(s.ctx); ferr != nil && runErr == nil {
-			runErr = ferr
-		}
-	} else {
-		runErr = err
-	}
-	return a.finishSync(ctx, run, s, runErr)
-}
-
-// safeUsers lists users and turns a provider's panic into an error.
-func safeUsers(ctx context.Context, dp DirectoryProvider, t ConnectionTarget, yield func(DirectoryUser) error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("the provider failed: %v", r)
-		}
-	}()
-	return dp.Users(ctx, t, yield)
-}
-
-func (a *App) finishSync(ctx context.Context, run *SyncRun, s *syncSession, runErr error) (*SyncRun, error) {
-	now := a.Now()
-	run.FinishedAt = &now
-	run.Status, run.Success = RunSucceeded, true
-	if s != nil {
-		run.SyncCounts = s.planner.Counts()
-		run.Errors += s.applyErrors
-	}
-	if runErr != nil {
-		run.Status, run.Success = RunFailed, false
-		msg := clipRunes(runErr.Error(), 1000)
-		run.Error = &msg
-	}
-	// The run's own record outlives a cancelled request.
-	fctx := context.WithoutCancel(ctx)
-	err := a.store.InTx(fctx, func(ctx context.Context) error {
-		if err := a.store.FinishSyncRun(ctx, run.OrganizationID, run); err != nil {
-			return err
-		}
-		return a.record(ctx, Mutation{Action: "sync_" + run.Status, ResourceType: "sync_run", ResourceID: run.ID, After: run,
-			Events: []Event{{Type: EventSyncRunCompleted, Data: run}}})
+		return employeePass{s, dp}, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("finish sync run %s: %w", run.ID, err)
-	}
-	return run, nil
 }
 
 // GetSyncRun returns a run with a page of its per-person results.

@@ -174,14 +174,7 @@ func publicMessage(err error) string {
 
 // flush writes the buffered results.
 func (s *syncSession) flush(ctx context.Context) error {
-	if len(s.results) == 0 {
-		return nil
-	}
-	err := s.a.store.InTx(context.WithoutCancel(ctx), func(ctx context.Context) error {
-		return s.a.store.InsertSyncRunResults(ctx, s.p.OrgID, s.run.ID, s.results)
-	})
-	s.results = s.results[:0]
-	return err
+	return s.a.writeSyncResults(ctx, s.p.OrgID, s.run.ID, &s.results)
 }
 
 // directoryState is the state sync records for a person the directory

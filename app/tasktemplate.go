@@ -171,39 +171,17 @@ func (a *App) CreateTaskTemplate(ctx context.Context, in TaskTemplateInput) (*Ta
 
 // UpdateTaskTemplate changes a template; tasks already made from it stay.
 func (a *App) UpdateTaskTemplate(ctx context.Context, id string, in TaskTemplateInput) (*TaskTemplate, error) {
-	p, err := authorize(ctx, CapManage)
-	if err != nil {
-		return nil, err
-	}
-	var out *TaskTemplate
-	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		before, err := a.store.GetTaskTemplate(ctx, p.OrgID, id)
-		if err != nil {
-			return err
-		}
-		t := *before
-		ve := NewValidationError()
-		if in.FrameworkID != nil && *in.FrameworkID != t.FrameworkID {
-			ve.Add("frameworkId", CodeInvalid, *in.FrameworkID, "frameworkId cannot change; create another template")
-		}
-		if in.RequirementID != nil && *in.RequirementID != t.RequirementID {
-			ve.Add("requirementId", CodeInvalid, *in.RequirementID, "requirementId cannot change; create another template")
-		}
-		in.apply(&t, ve)
-		if err := ve.Err(); err != nil {
-			return err
-		}
-		t.UpdatedAt = a.Now()
-		if err := a.store.UpdateTaskTemplate(ctx, p.OrgID, &t); err != nil {
-			return err
-		}
-		out = &t
-		return a.record(ctx, Mutation{Action: "updated", ResourceType: "task_template", ResourceID: id, Before: before, After: &t})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("update task template %s: %w", id, err)
-	}
-	return out, nil
+	return updateRecorded(ctx, a, "task_template", id, a.store.GetTaskTemplate,
+		func(t *TaskTemplate, ve *ValidationError) {
+			if in.FrameworkID != nil && *in.FrameworkID != t.FrameworkID {
+				ve.Add("frameworkId", CodeInvalid, *in.FrameworkID, "frameworkId cannot change; create another template")
+			}
+			if in.RequirementID != nil && *in.RequirementID != t.RequirementID {
+				ve.Add("requirementId", CodeInvalid, *in.RequirementID, "requirementId cannot change; create another template")
+			}
+			in.apply(t, ve)
+		},
+		func(t *TaskTemplate) *time.Time { return &t.UpdatedAt }, a.store.UpdateTaskTemplate)
 }
 
 // DeleteTaskTemplate removes a template; tasks made from it stay.

@@ -431,33 +431,8 @@ func (a *App) CreateTrustDocument(ctx context.Context, in TrustDocumentInput, fi
 
 // UpdateTrustDocument changes a document's name, description or access.
 func (a *App) UpdateTrustDocument(ctx context.Context, id string, in TrustDocumentInput) (*TrustDocument, error) {
-	p, err := authorize(ctx, CapManage)
-	if err != nil {
-		return nil, err
-	}
-	var out *TrustDocument
-	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		before, err := a.store.GetTrustDocument(ctx, p.OrgID, id)
-		if err != nil {
-			return err
-		}
-		d := *before
-		ve := NewValidationError()
-		in.apply(&d, ve)
-		if err := ve.Err(); err != nil {
-			return err
-		}
-		d.UpdatedAt = a.Now()
-		if err := a.store.UpdateTrustDocument(ctx, p.OrgID, &d); err != nil {
-			return err
-		}
-		out = &d
-		return a.record(ctx, Mutation{Action: "updated", ResourceType: "trust_document", ResourceID: id, Before: before, After: &d})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("update trust document %s: %w", id, err)
-	}
-	return out, nil
+	return updateRecorded(ctx, a, "trust_document", id, a.store.GetTrustDocument, in.apply,
+		func(d *TrustDocument) *time.Time { return &d.UpdatedAt }, a.store.UpdateTrustDocument)
 }
 
 // DeleteTrustDocument withdraws a document from the portal.

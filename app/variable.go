@@ -217,33 +217,11 @@ func (a *App) CreateVariable(ctx context.Context, in VariableInput) (*Variable, 
 // UpdateVariable changes a variable's name, value or description. Published
 // policy versions keep the values they were published with.
 func (a *App) UpdateVariable(ctx context.Context, id string, in VariableInput) (*Variable, error) {
-	pr, err := authorize(ctx, CapManage)
-	if err != nil {
-		return nil, err
-	}
-	var out *Variable
-	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		before, err := a.store.GetVariable(ctx, pr.OrgID, id)
-		if err != nil {
-			return err
-		}
-		v := *before
-		ve := NewValidationError()
-		in.apply(&v, ve)
-		if err := ve.Err(); err != nil {
-			return err
-		}
-		v.UpdatedAt = a.Now()
-		if err := a.store.UpdateVariable(ctx, pr.OrgID, &v); err != nil {
-			return variableConflict(err, v.Name)
-		}
-		out = &v
-		return a.record(ctx, Mutation{Action: "updated", ResourceType: "variable", ResourceID: id, Before: before, After: &v})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("update variable %s: %w", id, err)
-	}
-	return out, nil
+	return updateRecorded(ctx, a, "variable", id, a.store.GetVariable, in.apply,
+		func(v *Variable) *time.Time { return &v.UpdatedAt },
+		func(ctx context.Context, orgID string, v *Variable) error {
+			return variableConflict(a.store.UpdateVariable(ctx, orgID, v), v.Name)
+		})
 }
 
 // DeleteVariable removes a variable.

@@ -2,7 +2,6 @@ package entra
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -33,11 +32,6 @@ type managedDevice struct {
 	ManagementState   string `json:"managementState"`
 }
 
-type managedDevicePage struct {
-	Value    []managedDevice `json:"value"`
-	NextLink string          `json:"@odata.nextLink"`
-}
-
 // devicesURL is the first page of managed devices with the fields sync
 // reads.
 func (ss *session) devicesURL() string {
@@ -54,31 +48,14 @@ func (p *Provider) Devices(ctx context.Context, c app.ConnectionTarget, yield fu
 	}
 	ss := p.session(ctx, s)
 	ss.perm = PermissionDevices
-	next := ss.devicesURL()
-	seen := map[string]bool{}
-	for page := 0; next != ""; page++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if page >= p.maxPages {
-			return fmt.Errorf("Microsoft Graph kept answering with a next page after %d pages: the listing is stopped as a loop", p.maxPages)
-		}
-		var res managedDevicePage
-		if err := ss.get(ctx, next, &res); err != nil {
-			return fmt.Errorf("listing managed devices (page %d): %w", page+1, err)
-		}
-		for i := range res.Value {
-			if err := yield(res.Value[i].directoryDevice()); err != nil {
+	return listPages(ctx, ss, "managed devices", ss.devicesURL(), func(devices []managedDevice) error {
+		for i := range devices {
+			if err := yield(devices[i].directoryDevice()); err != nil {
 				return err
 			}
 		}
-		if res.NextLink != "" && seen[res.NextLink] {
-			return fmt.Errorf("Microsoft Graph answered page %d with a next-page link it gave before: the listing is stopped as a loop", page+1)
-		}
-		seen[res.NextLink] = true
-		next = res.NextLink
-	}
-	return nil
+		return nil
+	})
 }
 
 // directoryDevice maps one managed device: the owner is the device's

@@ -1,7 +1,6 @@
 package entra
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -91,13 +90,11 @@ func (f *fake) serveExtra(w http.ResponseWriter, r *http.Request, mode string) b
 	return true
 }
 
-func collectDevices(p *Provider, tg app.ConnectionTarget) ([]app.DirectoryDevice, error) {
-	var out []app.DirectoryDevice
-	err := p.Devices(context.Background(), tg, func(d app.DirectoryDevice) error {
-		out = append(out, d)
-		return nil
-	})
-	return out, err
+// listDevices lists the fake's devices with the fake in mode ("" for
+// none).
+func (f *fake) listDevices(mode string) ([]app.DirectoryDevice, error) {
+	f.mode.Store(mode)
+	return drain(target(nil), f.provider().Devices)
 }
 
 // TestDevices follows @odata.nextLink through Intune's managed devices and
@@ -106,7 +103,7 @@ func TestDevices(t *testing.T) {
 	t.Parallel()
 	f := newFake(t)
 	f.ext.devices.Store(7)
-	devs, err := collectDevices(f.provider(), target(nil))
+	devs, err := f.listDevices("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,20 +129,17 @@ func TestDevicesErrors(t *testing.T) {
 	t.Parallel()
 	f := newFake(t)
 	f.ext.devices.Store(2)
-	f.mode.Store("403devices")
-	_, err := collectDevices(f.provider(), target(nil))
+	_, err := f.listDevices("403devices")
 	if err == nil || !strings.Contains(err.Error(), "403 Forbidden") || !strings.Contains(err.Error(), "application permission "+PermissionDevices) {
 		t.Errorf("403: %v", err)
 	}
 	if err != nil && strings.Contains(err.Error(), clientSecret) {
 		t.Error("the secret is in the error")
 	}
-	f.mode.Store("429devices")
-	if devs, err := collectDevices(f.provider(), target(nil)); err != nil || len(devs) != 2 {
+	if devs, err := f.listDevices("429devices"); err != nil || len(devs) != 2 {
 		t.Errorf("after a 429: %d, %v", len(devs), err)
 	}
-	f.mode.Store("401")
-	if _, err := collectDevices(f.provider(), target(nil)); err == nil || !strings.Contains(err.Error(), "401") {
+	if _, err := f.listDevices("401"); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("401: %v", err)
 	}
 }

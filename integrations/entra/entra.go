@@ -380,19 +380,9 @@ type user struct {
 	} `json:"manager"`
 }
 
-type userPage struct {
-	Value    []user `json:"value"`
-	NextLink string `json:"@odata.nextLink"`
-}
-
 type registration struct {
 	ID              string `json:"id"`
 	IsMfaRegistered bool   `json:"isMfaRegistered"`
-}
-
-type registrationPage struct {
-	Value    []registration `json:"value"`
-	NextLink string         `json:"@odata.nextLink"`
 }
 
 const registrationPath = "/v1.0/reports/authenticationMethods/userRegistrationDetails"
@@ -415,13 +405,13 @@ func (p *Provider) Test(ctx context.Context, c app.ConnectionTarget) app.TestRes
 		return app.TestResult{Message: err.Error()}
 	}
 	ss := p.session(ctx, s)
-	var page userPage
+	var page collection[user]
 	if err := ss.get(ctx, ss.usersURL(1), &page); err != nil {
 		return app.TestResult{Message: err.Error()}
 	}
 	msg := "Signed in to tenant " + s.tenant + " and read its users."
 	if s.checkMFA {
-		var reg registrationPage
+		var reg collection[registration]
 		err := ss.get(ctx, ss.url(registrationPath, url.Values{"$top": {"1"}}), &reg)
 		var se *statusError
 		switch {
@@ -452,32 +442,25 @@ func (p *Provider) Run(ctx context.Context, c app.ConnectionTarget, ids []string
 // warning: users then have no two-factor status.
 func (ss *session) mfa(ctx context.Context) (map[string]bool, error) {
 	out := map[string]bool{}
-	next := ss.url(registrationPath, url.Values{"$select": {"id,isMfaRegistered"}, "$top": {strconv.Itoa(pageSize)}})
-	seen := map[string]bool{}
-	for page := 0; next != ""; page++ {
-		if page >= ss.p.maxPages {
-			return nil, fmt.Errorf("the MFA report kept answering with a next page after %d pages: stopped as a loop", ss.p.maxPages)
-		}
-		var res registrationPage
-		if err := ss.get(ctx, next, &res); err != nil {
-			var se *statusError
-			if page == 0 && errors.As(err, &se) && (se.status == http.StatusForbidden || se.status == http.StatusUnauthorized) {
-				ss.p.log.Warn("entra mfa report refused; two-factor status unknown", "tenant", ss.s.tenant, "code", se.code, "status", se.status)
-				return nil, nil
-			}
-			return nil, fmt.Errorf("reading the MFA report (page %d): %w", page+1, err)
-		}
-		for _, r := range res.Value {
+	first := ss.url(registrationPath, url.Values{"$select": {"id,isMfaRegistered"}, "$top": {strconv.Itoa(pageSize)}})
+	pages := 0
+	err := listPages(ctx, ss, "the MFA report", first, func(regs []registration) error {
+		pages++
+		for _, r := range regs {
 			out[r.ID] = r.IsMfaRegistered
 		}
 		if len(out) > maxMFAEntries {
-			return nil, fmt.Errorf("the MFA report lists more than %d users", maxMFAEntries)
+			return fmt.Errorf("the MFA report lists more than %d users", maxMFAEntries)
 		}
-		if seen[res.NextLink] {
-			return nil, errors.New("the MFA report gave a next-page link it gave before: stopped as a loop")
-		}
-		seen[res.NextLink] = true
-		next = res.NextLink
+		return nil
+	})
+	var se *statusError
+	if pages == 0 && errors.As(err, &se) && (se.status == http.StatusForbidden || se.status == http.StatusUnauthorized) {
+		ss.p.log.Warn("entra mfa report refused; two-factor status unknown", "tenant", ss.s.tenant, "code", se.code, "status", se.status)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -503,21 +486,9 @@ func (p *Provider) Users(ctx context.Context, c app.ConnectionTarget, yield func
 			return err
 		}
 	}
-	next := ss.usersURL(pageSize)
-	seen := map[string]bool{}
-	for page := 0; next != ""; page++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if page >= p.maxPages {
-			return fmt.Errorf("Microsoft Graph kept answering with a next page after %d pages: the listing is stopped as a loop", p.maxPages)
-		}
-		var res userPage
-		if err := ss.get(ctx, next, &res); err != nil {
-			return fmt.Errorf("listing users (page %d): %w", page+1, err)
-		}
-		for i := range res.Value {
-			u := &res.Value[i]
+	return listPages(ctx, ss, "users", ss.usersURL(pageSize), func(users []user) error {
+		for i := range users {
+			u := &users[i]
 			if !s.guests && strings.EqualFold(u.UserType, "Guest") {
 				continue
 			}
@@ -527,13 +498,8 @@ func (p *Provider) Users(ctx context.Context, c app.ConnectionTarget, yield func
 				return err
 			}
 		}
-		if seen[res.NextLink] {
-			return fmt.Errorf("Microsoft Graph answered page %d with a next-page link it gave before: the listing is stopped as a loop", page+1)
-		}
-		seen[res.NextLink] = true
-		next = res.NextLink
-	}
-	return nil
+		return nil
+	})
 }
 
 // directoryUser maps one user: accountEnabled false is inactive; the

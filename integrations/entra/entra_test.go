@@ -165,12 +165,17 @@ func target(vars map[string]string) app.ConnectionTarget {
 
 func collect(t *testing.T, p *Provider, tg app.ConnectionTarget) ([]app.DirectoryUser, error) {
 	t.Helper()
-	var users []app.DirectoryUser
-	err := p.Users(context.Background(), tg, func(u app.DirectoryUser) error {
-		users = append(users, u)
+	return drain(tg, p.Users)
+}
+
+// drain gathers every item a streaming listing yields.
+func drain[T any](tg app.ConnectionTarget, list func(context.Context, app.ConnectionTarget, func(T) error) error) ([]T, error) {
+	var out []T
+	err := list(context.Background(), tg, func(v T) error {
+		out = append(out, v)
 		return nil
 	})
-	return users, err
+	return out, err
 }
 
 // TestUsers lists two recorded pages joined to the two-page MFA report:

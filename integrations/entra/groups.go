@@ -17,18 +17,8 @@ type group struct {
 	DisplayName string `json:"displayName"`
 }
 
-type groupPage struct {
-	Value    []group `json:"value"`
-	NextLink string  `json:"@odata.nextLink"`
-}
-
 type member struct {
 	ID string `json:"id"`
-}
-
-type memberPage struct {
-	Value    []member `json:"value"`
-	NextLink string   `json:"@odata.nextLink"`
 }
 
 // memberships reads every group and its user members, once per run, into
@@ -44,65 +34,32 @@ func (ss *session) memberships(ctx context.Context) (map[string][]string, error)
 	defer func() { ss.perm = prev }()
 	out := map[string][]string{}
 	n := 0
-	err := ss.each(ctx, "groups", ss.url("/v1.0/groups", url.Values{"$select": {"id,displayName"}, "$top": {strconv.Itoa(pageSize)}}),
-		func(next string) (string, error) {
-			var gp groupPage
-			if err := ss.get(ctx, next, &gp); err != nil {
-				return "", err
-			}
-			for _, g := range gp.Value {
+	err := listPages(ctx, ss, "groups", ss.url("/v1.0/groups", url.Values{"$select": {"id,displayName"}, "$top": {strconv.Itoa(pageSize)}}),
+		func(gs []group) error {
+			for _, g := range gs {
 				name := strings.TrimSpace(g.DisplayName)
 				if name == "" || g.ID == "" {
 					continue
 				}
 				first := ss.url("/v1.0/groups/"+url.PathEscape(g.ID)+"/members/microsoft.graph.user",
 					url.Values{"$select": {"id"}, "$top": {strconv.Itoa(pageSize)}})
-				err := ss.each(ctx, "the members of group "+name, first, func(next string) (string, error) {
-					var mp memberPage
-					if err := ss.get(ctx, next, &mp); err != nil {
-						return "", err
-					}
-					for _, m := range mp.Value {
+				err := listPages(ctx, ss, "the members of group "+name, first, func(ms []member) error {
+					for _, m := range ms {
 						out[m.ID] = append(out[m.ID], name)
 						if n++; n > maxMemberships {
-							return "", fmt.Errorf("the tenant has more than %d group memberships", maxMemberships)
+							return fmt.Errorf("the tenant has more than %d group memberships", maxMemberships)
 						}
 					}
-					return mp.NextLink, nil
+					return nil
 				})
 				if err != nil {
-					return "", err
+					return err
 				}
 			}
-			return gp.NextLink, nil
+			return nil
 		})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
-}
-
-// each follows a listing's next links from first until there is none; a
-// repeated link or too many pages is an error.
-func (ss *session) each(ctx context.Context, what, first string, page func(string) (string, error)) error {
-	seen := map[string]bool{}
-	next := first
-	for n := 0; next != ""; n++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if n >= ss.p.maxPages {
-			return fmt.Errorf("Microsoft Graph kept answering %s with a next page after %d pages: the listing is stopped as a loop", what, ss.p.maxPages)
-		}
-		nx, err := page(next)
-		if err != nil {
-			return fmt.Errorf("reading %s (page %d): %w", what, n+1, err)
-		}
-		if nx != "" && seen[nx] {
-			return fmt.Errorf("Microsoft Graph answered %s with a next-page link it gave before: the listing is stopped as a loop", what)
-		}
-		seen[nx] = true
-		next = nx
-	}
-	return nil
 }

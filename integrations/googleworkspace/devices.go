@@ -2,9 +2,7 @@ package googleworkspace
 
 import (
 	"context"
-	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -74,64 +72,29 @@ func (p *Provider) Devices(ctx context.Context, c app.ConnectionTarget, yield fu
 	}
 	ss := p.session(ctx, s)
 	base := "/admin/directory/v1/customer/" + url.PathEscape(s.customer) + "/devices/"
-	err = ss.pages(ctx, "mobile devices", mobilePageSize, func(q url.Values) (string, error) {
-		var res mobilePage
-		if err := ss.get(ctx, base+"mobile", q, &res); err != nil {
-			return "", err
-		}
-		for i := range res.Devices {
-			if err := yield(res.Devices[i].directoryDevice()); err != nil {
-				return "", err
+	err = listPages(ctx, ss, "mobile devices", base+"mobile",
+		func(token string) url.Values { return paged(mobilePageSize, token, "projection", "FULL") },
+		func(res *mobilePage) (string, error) {
+			for i := range res.Devices {
+				if err := yield(res.Devices[i].directoryDevice()); err != nil {
+					return "", err
+				}
 			}
-		}
-		return res.NextPageToken, nil
-	})
+			return res.NextPageToken, nil
+		})
 	if err != nil {
 		return err
 	}
-	return ss.pages(ctx, "ChromeOS devices", chromeosPageSize, func(q url.Values) (string, error) {
-		var res chromePage
-		if err := ss.get(ctx, base+"chromeos", q, &res); err != nil {
-			return "", err
-		}
-		for i := range res.Devices {
-			if err := yield(res.Devices[i].directoryDevice()); err != nil {
-				return "", err
+	return listPages(ctx, ss, "ChromeOS devices", base+"chromeos",
+		func(token string) url.Values { return paged(chromeosPageSize, token, "projection", "FULL") },
+		func(res *chromePage) (string, error) {
+			for i := range res.Devices {
+				if err := yield(res.Devices[i].directoryDevice()); err != nil {
+					return "", err
+				}
 			}
-		}
-		return res.NextPageToken, nil
-	})
-}
-
-// pages calls page with each page's query until there is no next page
-// token; a repeated token or too many pages is an error.
-func (ss *session) pages(ctx context.Context, what string, size int, page func(url.Values) (string, error)) error {
-	token := ""
-	seen := map[string]bool{}
-	for n := 0; ; n++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if n >= ss.p.maxPages {
-			return fmt.Errorf("Google kept answering with a next page of %s after %d pages: the listing is stopped as a loop", what, ss.p.maxPages)
-		}
-		q := url.Values{"maxResults": {strconv.Itoa(size)}, "projection": {"FULL"}}
-		if token != "" {
-			q.Set("pageToken", token)
-		}
-		next, err := page(q)
-		if err != nil {
-			return fmt.Errorf("listing %s (page %d): %w", what, n+1, err)
-		}
-		if next == "" {
-			return nil
-		}
-		if seen[next] {
-			return fmt.Errorf("Google answered page %d of %s with a page token it gave before: the listing is stopped as a loop", n+1, what)
-		}
-		seen[next] = true
-		token = next
-	}
+			return res.NextPageToken, nil
+		})
 }
 
 func googleTime(s string) *time.Time {

@@ -1,7 +1,6 @@
 package googleworkspace
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -118,13 +117,11 @@ func (f *fake) serveExtra(w http.ResponseWriter, r *http.Request, mode string) b
 	return true
 }
 
-func collectDevices(p *Provider, tg app.ConnectionTarget) ([]app.DirectoryDevice, error) {
-	var out []app.DirectoryDevice
-	err := p.Devices(context.Background(), tg, func(d app.DirectoryDevice) error {
-		out = append(out, d)
-		return nil
-	})
-	return out, err
+// listDevices lists the fake's devices with the fake in mode ("" for
+// none).
+func (f *fake) listDevices(mode string) ([]app.DirectoryDevice, error) {
+	f.mode.Store(mode)
+	return drain(f.target(nil), f.provider().Devices)
 }
 
 // TestDevices pages through mobile devices (100 a page) and ChromeOS
@@ -134,7 +131,7 @@ func TestDevices(t *testing.T) {
 	f := newFake(t)
 	f.ext.mobile.Store(250)
 	f.ext.chrome.Store(3)
-	devs, err := collectDevices(f.provider(), f.target(nil))
+	devs, err := f.listDevices("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,18 +160,15 @@ func TestDevicesErrors(t *testing.T) {
 	t.Parallel()
 	f := newFake(t)
 	f.ext.mobile.Store(2)
-	f.mode.Store("403devices")
-	if _, err := collectDevices(f.provider(), f.target(nil)); err == nil || !strings.Contains(err.Error(), "Not Authorized to access this resource/api") ||
+	if _, err := f.listDevices("403devices"); err == nil || !strings.Contains(err.Error(), "Not Authorized to access this resource/api") ||
 		!strings.Contains(err.Error(), "mobile devices (page 1)") {
 		t.Errorf("403: %v", err)
 	}
-	f.mode.Store("429devices")
-	devs, err := collectDevices(f.provider(), f.target(nil))
+	devs, err := f.listDevices("429devices")
 	if err != nil || len(devs) != 2 {
 		t.Errorf("after a 429: %d devices, %v", len(devs), err)
 	}
-	f.mode.Store("401")
-	if _, err := collectDevices(f.provider(), f.target(nil)); err == nil {
+	if _, err := f.listDevices("401"); err == nil {
 		t.Error("401: no error")
 	}
 }

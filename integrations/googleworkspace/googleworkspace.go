@@ -450,35 +450,17 @@ func (p *Provider) Users(ctx context.Context, c app.ConnectionTarget, yield func
 			return err
 		}
 	}
-	token := ""
-	seen := map[string]bool{}
-	for page := 0; ; page++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if page >= p.maxPages {
-			return fmt.Errorf("Google kept answering with a next page after %d pages: the listing is stopped as a loop", p.maxPages)
-		}
-		var res userPage
-		if err := ss.get(ctx, "/admin/directory/v1/users", s.query(token, pageSize), &res); err != nil {
-			return fmt.Errorf("listing users (page %d): %w", page+1, err)
-		}
+	query := func(token string) url.Values { return s.query(token, pageSize) }
+	return listPages(ctx, ss, "users", "/admin/directory/v1/users", query, func(res *userPage) (string, error) {
 		for i := range res.Users {
 			du := res.Users[i].directoryUser()
 			du.Groups = append(du.Groups, groups[res.Users[i].ID]...)
 			if err := yield(du); err != nil {
-				return err
+				return "", err
 			}
 		}
-		if res.NextPageToken == "" {
-			return nil
-		}
-		if seen[res.NextPageToken] {
-			return fmt.Errorf("Google answered page %d with a page token it gave before: the listing is stopped as a loop", page+1)
-		}
-		seen[res.NextPageToken] = true
-		token = res.NextPageToken
-	}
+		return res.NextPageToken, nil
+	})
 }
 
 // directoryUser maps one user. Suspended or archived users are inactive;

@@ -197,12 +197,17 @@ func (f *fake) target(vars map[string]string) app.ConnectionTarget {
 
 func collect(t *testing.T, p *Provider, target app.ConnectionTarget) ([]app.DirectoryUser, error) {
 	t.Helper()
-	var users []app.DirectoryUser
-	err := p.Users(context.Background(), target, func(u app.DirectoryUser) error {
-		users = append(users, u)
+	return drain(target, p.Users)
+}
+
+// drain gathers every item a streaming listing yields.
+func drain[T any](tg app.ConnectionTarget, list func(context.Context, app.ConnectionTarget, func(T) error) error) ([]T, error) {
+	var out []T
+	err := list(context.Background(), tg, func(v T) error {
+		out = append(out, v)
 		return nil
 	})
-	return users, err
+	return out, err
 }
 
 // TestUsers lists three recorded pages: suspended and archived users are

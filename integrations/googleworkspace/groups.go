@@ -41,29 +41,21 @@ type memberPage struct {
 func (ss *session) memberships(ctx context.Context) (map[string][]string, error) {
 	out := map[string][]string{}
 	n := 0
-	err := ss.pages(ctx, "groups", 200, func(q url.Values) (string, error) {
-		q.Del("projection")
+	groups := func(token string) url.Values {
 		if ss.s.domain != "" {
-			q.Set("domain", ss.s.domain)
-		} else {
-			q.Set("customer", ss.s.customer)
+			return paged(200, token, "domain", ss.s.domain)
 		}
-		var gp groupPage
-		if err := ss.get(ctx, "/admin/directory/v1/groups", q, &gp); err != nil {
-			return "", err
-		}
+		return paged(200, token, "customer", ss.s.customer)
+	}
+	err := listPages(ctx, ss, "groups", "/admin/directory/v1/groups", groups, func(gp *groupPage) (string, error) {
 		for _, g := range gp.Groups {
 			name := strings.ToLower(strings.TrimSpace(g.Email))
 			if name == "" || g.ID == "" {
 				continue
 			}
 			path := "/admin/directory/v1/groups/" + url.PathEscape(g.ID) + "/members"
-			err := ss.pages(ctx, "the members of group "+name, 200, func(q url.Values) (string, error) {
-				q.Del("projection")
-				var mp memberPage
-				if err := ss.get(ctx, path, q, &mp); err != nil {
-					return "", err
-				}
+			members := func(token string) url.Values { return paged(200, token) }
+			err := listPages(ctx, ss, "the members of group "+name, path, members, func(mp *memberPage) (string, error) {
 				for _, m := range mp.Members {
 					if m.Type != "USER" || m.ID == "" {
 						continue

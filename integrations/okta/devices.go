@@ -2,8 +2,6 @@ package okta
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -46,35 +44,14 @@ func (p *Provider) Devices(ctx context.Context, c app.ConnectionTarget, yield fu
 	}
 	ss := &session{p: p, s: s}
 	q := url.Values{"limit": {strconv.Itoa(pageSize)}, "expand": {"user"}}
-	next := s.org.String() + "/api/v1/devices?" + q.Encode()
-	seen := map[string]bool{}
-	for page := 0; next != ""; page++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if page >= p.maxPages {
-			return fmt.Errorf("Okta kept answering with a next page after %d pages: the listing is stopped as a loop", p.maxPages)
-		}
-		res, err := ss.get(ctx, next)
-		if err != nil {
-			return fmt.Errorf("listing devices (page %d): %w", page+1, err)
-		}
-		var devices []device
-		if err := json.Unmarshal(res.Body, &devices); err != nil {
-			return fmt.Errorf("Okta answered page %d with something that is not a device list: %v", page+1, err)
-		}
+	return listPages(ctx, ss, "devices", s.org.String()+"/api/v1/devices?"+q.Encode(), func(devices []device) error {
 		for i := range devices {
 			if err := yield(devices[i].directoryDevice()); err != nil {
 				return err
 			}
 		}
-		next = nextLink(res.Header)
-		if next != "" && seen[next] {
-			return fmt.Errorf("Okta answered page %d with a next-page link it gave before: the listing is stopped as a loop", page+1)
-		}
-		seen[next] = true
-	}
-	return nil
+		return nil
+	})
 }
 
 // directoryDevice maps one device: Okta states no compliance; a disk

@@ -1,7 +1,6 @@
 package okta
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -136,13 +135,11 @@ func (f *fake) serveExtra(w http.ResponseWriter, r *http.Request, mode string) b
 	return false
 }
 
-func collectDevices(p *Provider, tg app.ConnectionTarget) ([]app.DirectoryDevice, error) {
-	var out []app.DirectoryDevice
-	err := p.Devices(context.Background(), tg, func(d app.DirectoryDevice) error {
-		out = append(out, d)
-		return nil
-	})
-	return out, err
+// listDevices lists the fake's devices with the fake in mode ("" for
+// none).
+func (f *fake) listDevices(mode string) ([]app.DirectoryDevice, error) {
+	f.mode.Store(mode)
+	return drain(f.target(nil), f.provider().Devices)
 }
 
 // TestDevices follows the Link header through the devices and maps each
@@ -151,7 +148,7 @@ func TestDevices(t *testing.T) {
 	t.Parallel()
 	f := newFake(t)
 	f.ext.devices.Store(5)
-	devs, err := collectDevices(f.provider(), f.target(nil))
+	devs, err := f.listDevices("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,16 +170,13 @@ func TestDevicesErrors(t *testing.T) {
 	t.Parallel()
 	f := newFake(t)
 	f.ext.devices.Store(2)
-	f.mode.Store("403devices")
-	if _, err := collectDevices(f.provider(), f.target(nil)); err == nil || !strings.Contains(err.Error(), "E0000006") {
+	if _, err := f.listDevices("403devices"); err == nil || !strings.Contains(err.Error(), "E0000006") {
 		t.Errorf("403: %v", err)
 	}
-	f.mode.Store("429devices")
-	if devs, err := collectDevices(f.provider(), f.target(nil)); err != nil || len(devs) != 2 {
+	if devs, err := f.listDevices("429devices"); err != nil || len(devs) != 2 {
 		t.Errorf("after a 429: %d, %v", len(devs), err)
 	}
-	f.mode.Store("401")
-	if _, err := collectDevices(f.provider(), f.target(nil)); err == nil || !strings.Contains(err.Error(), "401") {
+	if _, err := f.listDevices("401"); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("401: %v", err)
 	}
 }

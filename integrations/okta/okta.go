@@ -335,23 +335,7 @@ func (p *Provider) Users(ctx context.Context, c app.ConnectionTarget, yield func
 		}
 	}
 	q := url.Values{"limit": {strconv.Itoa(pageSize)}, "search": {allStatuses}}
-	next := s.org.String() + "/api/v1/users?" + q.Encode()
-	seen := map[string]bool{}
-	for page := 0; next != ""; page++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if page >= p.maxPages {
-			return fmt.Errorf("Okta kept answering with a next page after %d pages: the listing is stopped as a loop", p.maxPages)
-		}
-		res, err := ss.get(ctx, next)
-		if err != nil {
-			return fmt.Errorf("listing users (page %d): %w", page+1, err)
-		}
-		var users []user
-		if err := json.Unmarshal(res.Body, &users); err != nil {
-			return fmt.Errorf("Okta answered page %d with something that is not a user list: %v", page+1, err)
-		}
+	return listPages(ctx, ss, "users", s.org.String()+"/api/v1/users?"+q.Encode(), func(users []user) error {
 		out := make([]app.DirectoryUser, len(users))
 		for i := range users {
 			out[i] = users[i].directoryUser()
@@ -367,13 +351,8 @@ func (p *Provider) Users(ctx context.Context, c app.ConnectionTarget, yield func
 				return err
 			}
 		}
-		next = nextLink(res.Header)
-		if next != "" && seen[next] {
-			return fmt.Errorf("Okta answered page %d with a next-page link it gave before: the listing is stopped as a loop", page+1)
-		}
-		seen[next] = true
-	}
-	return nil
+		return nil
+	})
 }
 
 // twoFactor reads the factors of the page's active users, a bounded
