@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,7 +29,7 @@ const rowidSchema = 1189
 const clusterBenchOrgs = 20
 
 // clusterShapes are the databases BenchmarkClusteredShape compares, built
-// once per test binary from one seeded dataset:
+// from one seeded dataset:
 //
 //   - "rowid": the load seeder's file (vacuumed, like every shape), rowid
 //     tables with the organization's index; the seeder writes one
@@ -46,28 +45,18 @@ var clusterShapes = []string{"rowid", "rowid-interleaved", "clustered"}
 type clusterFixture struct {
 	paths map[string]string
 	orgs  []*Org
-	err   error
 }
 
-var (
-	clusterOnce sync.Once
-	clusterFix  clusterFixture
-)
-
+// clusterDatasets builds the shapes' files in the benchmark's temporary
+// directory (the top-level benchmark runs once; -count repeats each
+// sub-benchmark).
 func clusterDatasets(b *testing.B) *clusterFixture {
 	b.Helper()
-	clusterOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "clustered-bench")
-		if err != nil {
-			clusterFix.err = err
-			return
-		}
-		clusterFix.paths, clusterFix.orgs, clusterFix.err = buildClusterDatasets(dir)
-	})
-	if clusterFix.err != nil {
-		b.Fatal(clusterFix.err)
+	paths, orgs, err := buildClusterDatasets(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
 	}
-	return &clusterFix
+	return &clusterFixture{paths: paths, orgs: orgs}
 }
 
 func buildClusterDatasets(dir string) (map[string]string, []*Org, error) {
