@@ -2,7 +2,9 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -175,6 +177,16 @@ func (db *DB) migrateTo(ctx context.Context, upTo int) ([]string, error) {
 		if applied[m.version] || (upTo > 0 && m.version > upTo) {
 			continue
 		}
+		if !db.pg && hasDirective(m.sql, "migrate: foreign_keys off") {
+			ran, err := db.applyWithoutForeignKeys(ctx, m)
+			if err != nil {
+				return done, fmt.Errorf("apply migration %s: %w", m.name, err)
+			}
+			if ran {
+				done = append(done, m.name)
+			}
+			continue
+		}
 		ran := false
 		err := db.InTx(ctx, func(ctx context.Context) error {
 			q := db.wr(ctx)
@@ -226,4 +238,127 @@ func (db *DB) tableExistsSQL() string {
 		return "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?"
 	}
 	return "SELECT count(*) FROM sqlite_master WHERE type='table' AND name = ?"
+}
+
+// hasDirective reports whether one of the comment lines at the top of a
+// migration is "-- " + directive.
+func hasDirective(script, directive string) bool {
+	for _, line := range strings.Split(script, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "--") {
+			return false
+		}
+		if strings.TrimSpace(strings.TrimPrefix(line, "--")) == directive {
+			return true
+		}
+	}
+	return false
+}
+
+// applyWithoutForeignKeys applies a SQLite migration marked
+// "-- migrate: foreign_keys off": one that rebuilds a table other tables
+// reference (create the new shape, copy, drop the old). With foreign keys
+// on, dropping the old table would first delete its rows and cascade to
+// the children. SQLite ignores PRAGMA foreign_keys inside a transaction,
+// so it is turned off on the writer connection before BEGIN, checked to
+// be off, and turned on again afterwards; PRAGMA foreign_key_check must
+// find no violation the migration made before it commits.
+func (db *DB) applyWithoutForeignKeys(ctx context.Context, m migration) (ran bool, err error) {
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	bg := context.WithoutCancel(ctx)
+	if _, err := conn.ExecContext(ctx, "PRAGMA foreign_keys = OFF"); err != nil {
+		return false, err
+	}
+	defer func() {
+		_, e1 := conn.ExecContext(bg, "PRAGMA legacy_alter_table = OFF")
+		_, e2 := conn.ExecContext(bg, "PRAGMA foreign_keys = ON")
+		if err == nil {
+			err = errors.Join(e1, e2)
+		}
+	}()
+	var on int
+	if err := conn.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&on); err != nil {
+		return false, err
+	}
+	if on != 0 {
+		return false, errors.New("foreign keys could not be turned off")
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return false, err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_, _ = conn.ExecContext(bg, "ROLLBACK")
+		}
+	}()
+	// Another process may have applied it since the caller read the list;
+	// the write lock is held now.
+	var n int
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM schema_migrations WHERE version = ?", m.version).Scan(&n); err != nil {
+		return false, err
+	}
+	if n > 0 {
+		if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+			return false, err
+		}
+		committed = true
+		return false, nil
+	}
+	// Violations already there (foreign keys were not always on) are
+	// not the migration's: only new ones stop it.
+	before, err := foreignKeyViolations(ctx, conn)
+	if err != nil {
+		return false, err
+	}
+	if _, err := conn.ExecContext(ctx, m.sql); err != nil {
+		return false, err
+	}
+	after, err := foreignKeyViolations(ctx, conn)
+	if err != nil {
+		return false, err
+	}
+	var bad []string
+	for k, n := range after {
+		if n > before[k] {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return false, fmt.Errorf("the migration would break foreign keys (table, rowid, parent): %s", strings.Join(bad, "; "))
+	}
+	if _, err := conn.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))", m.version, m.name); err != nil {
+		return false, err
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return false, err
+	}
+	committed = true
+	return true, nil
+}
+
+// foreignKeyViolations counts PRAGMA foreign_key_check's rows by table,
+// rowid and parent.
+func foreignKeyViolations(ctx context.Context, conn *sql.Conn) (map[string]int, error) {
+	rows, err := conn.QueryContext(ctx, "PRAGMA foreign_key_check")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var table, parent string
+		var rowid sql.NullInt64
+		var fk int
+		if err := rows.Scan(&table, &rowid, &parent, &fk); err != nil {
+			return nil, err
+		}
+		out[fmt.Sprintf("%s, %d, %s", table, rowid.Int64, parent)]++
+	}
+	return out, rows.Err()
 }

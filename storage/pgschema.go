@@ -31,7 +31,18 @@ var pgOnlyColumns = map[string]bool{"rowid": true, "tsv": true}
 
 // pgMigrationSQL translates one migration for PostgreSQL and appends the
 // PostgreSQL addendum of the same name, if any.
+//
+// A migration marked "-- postgres: addendum only" (a SQLite table rebuild,
+// which PostgreSQL does with ALTER TABLE) is not translated: its addendum
+// alone runs.
 func pgMigrationSQL(fsys fs.FS, name, sqlite string) (string, error) {
+	if hasDirective(sqlite, "postgres: addendum only") {
+		add, err := fs.ReadFile(fsys, "migrations/postgres/"+name)
+		if err != nil {
+			return "", fmt.Errorf("%s: marked addendum only, but migrations/postgres/%s: %w", name, name, err)
+		}
+		return string(add), nil
+	}
 	var fts []string
 	for _, m := range reVirtual.FindAllStringSubmatch(sqlite, -1) {
 		fts = append(fts, strings.ToLower(m[1]))
