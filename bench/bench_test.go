@@ -3,13 +3,16 @@ package bench
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/compliance-appliance/compliance/app"
 	"github.com/compliance-appliance/compliance/storage"
+	"github.com/compliance-appliance/compliance/storage/storagetest"
 )
 
 // TestLoadSmoke runs the whole load measurement on a tiny dataset: seeding,
@@ -125,5 +128,56 @@ func TestReceiverCountsOnlySignedEvents(t *testing.T) {
 	}
 	if received, bad := r.Stats(); received != 2 || bad != 1 {
 		t.Fatalf("stats = %d received, %d bad", received, bad)
+	}
+}
+
+// TestLoadSmokePostgresReplicas runs the load measurement on PostgreSQL with
+// two replicas on one database: seeding through the first, every operation
+// answering its wanted status when requests alternate between them, and a
+// report that names the store and the replicas.
+func TestLoadSmokePostgresReplicas(t *testing.T) {
+	if os.Getenv("COMPLIANCE_TEST_POSTGRES") == "" && os.Getenv("CI") != "" {
+		t.Fatal("PostgreSQL is required in CI: run the tests through .ci/with-postgres (make test does)")
+	}
+	t.Parallel()
+	var out bytes.Buffer
+	err := Load(context.Background(), LoadConfig{Orgs: 2, Scale: 0.02, Concurrency: 4, Duration: 300 * time.Millisecond,
+		DataDir: t.TempDir(), DatabaseURL: storagetest.EmptyPostgresURL(t), Replicas: 2, Out: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := out.String()
+	if !strings.Contains(report, "store PostgreSQL, 2 replica(s)") {
+		t.Errorf("report does not name the store and the replicas:\n%s", report)
+	}
+	for _, o := range Ops {
+		if !strings.Contains(report, o.Name) {
+			t.Errorf("report lacks %s:\n%s", o.Name, report)
+		}
+	}
+	if strings.Contains(report, "first error of") {
+		t.Errorf("operations answered unexpected statuses:\n%s", report)
+	}
+}
+
+// TestLoadReplicasNeedPostgres: several replicas on one SQLite file are
+// refused before anything is seeded.
+func TestLoadReplicasNeedPostgres(t *testing.T) {
+	err := Load(context.Background(), LoadConfig{Orgs: 1, Scale: 1, Concurrency: 1, Duration: time.Second, Replicas: 2, Out: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "database-url") {
+		t.Fatalf("replicas on SQLite: %v", err)
+	}
+}
+
+// TestTargetRoundRobin: a target with several replicas hands out their
+// URLs in turn.
+func TestTargetRoundRobin(t *testing.T) {
+	tg := &target{bases: []string{"a", "b", "c"}}
+	var got string
+	for i := 0; i < 7; i++ {
+		got += tg.base()
+	}
+	if got != "abcabca" {
+		t.Fatalf("order %q, want abcabca", got)
 	}
 }

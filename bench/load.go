@@ -171,8 +171,13 @@ type LoadConfig struct {
 	// DatabaseURL, when set (postgres://...), runs the same phases on
 	// PostgreSQL; the data dir keeps the files and secrets.
 	DatabaseURL string
-	Out         io.Writer // the report
-	Progress    io.Writer // progress lines
+	// Replicas is the number of servers, each with its own database
+	// pool, App, router and listener on one database, the client
+	// spreading requests round-robin across them. Above 1 only with
+	// DatabaseURL; 0 means 1.
+	Replicas int
+	Out      io.Writer // the report
+	Progress io.Writer // progress lines
 	// Profile, when set, is a directory that receives CPU, mutex and block
 	// profiles of the mixed phase (go tool pprof).
 	Profile string
@@ -183,6 +188,7 @@ const (
 	maxConcurrency = 256
 	maxDuration    = 10 * time.Minute
 	maxOrgs        = 10000
+	maxReplicas    = 16
 )
 
 func (c *LoadConfig) check() error {
@@ -195,6 +201,13 @@ func (c *LoadConfig) check() error {
 		return fmt.Errorf("concurrency must be 1 to %d", maxConcurrency)
 	case c.Duration <= 0 || c.Duration > maxDuration:
 		return fmt.Errorf("duration must be above 0 and at most %s", maxDuration)
+	case c.Replicas < 0 || c.Replicas > maxReplicas:
+		return fmt.Errorf("replicas must be 1 to %d", maxReplicas)
+	case c.Replicas > 1 && c.DatabaseURL == "":
+		return errors.New("replicas above 1 need a PostgreSQL database (database-url): SQLite is one process's file")
+	}
+	if c.Replicas == 0 {
+		c.Replicas = 1
 	}
 	if c.Out == nil {
 		c.Out = os.Stdout
@@ -262,13 +275,23 @@ var callSeq atomic.Uint64
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
 
-// target says where a phase sends its requests: our API, or the bare
-// server answering n bytes per operation.
+// target says where a phase sends its requests: our API (one base URL per
+// replica, taken round-robin), or the bare server answering n bytes per
+// operation.
 type target struct {
-	base  string
+	bases []string
+	next  atomic.Uint64  // round-robin position over bases
 	bare  map[string]int // op name -> response size; nil for our API
 	ops   []Op
 	total int
+}
+
+// base is the URL of the server that takes the next request.
+func (t *target) base() string {
+	if len(t.bases) == 1 {
+		return t.bases[0]
+	}
+	return t.bases[(t.next.Add(1)-1)%uint64(len(t.bases))]
 }
 
 // drive runs conc workers against t for d and returns per-op statistics.
@@ -294,9 +317,10 @@ func drive(ctx context.Context, client *http.Client, t *target, ds *Dataset, con
 				org := pick(rng, ds.Orgs)
 				seq := callSeq.Add(1)
 				method, path, body := op.Build(rng, org, seq)
-				u := t.base + path
+				base := t.base()
+				u := base + path
 				if t.bare != nil {
-					u = t.base + "/bare?n=" + strconv.Itoa(t.bare[op.Name]) + "&s=" + strconv.Itoa(op.Want)
+					u = base + "/bare?n=" + strconv.Itoa(t.bare[op.Name]) + "&s=" + strconv.Itoa(op.Want)
 				}
 				req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
 				if err != nil {
@@ -533,7 +557,8 @@ func Load(ctx context.Context, cfg LoadConfig) error {
 	progress := func(s string) { fmt.Fprintf(cfg.Progress, "%s %s\n", time.Now().Format("15:04:05"), s) }
 	// The limiter runs on every request, but with a ceiling far above what
 	// one machine serves, so the run measures the server, not the plan.
-	srv, err := StartServerURL(ctx, dir, cfg.DatabaseURL, app.Config{EnterpriseRate: 1 << 30, EnterpriseBurst: 1 << 30})
+	limits := app.Config{EnterpriseRate: 1 << 30, EnterpriseBurst: 1 << 30}
+	srv, err := StartServerURL(ctx, dir, cfg.DatabaseURL, limits)
 	if err != nil {
 		return err
 	}
@@ -547,6 +572,22 @@ func Load(ctx context.Context, cfg LoadConfig) error {
 		return err
 	}
 	progress(fmt.Sprintf("dataset ready in %s: %d organizations", time.Since(start).Round(time.Millisecond), len(ds.Orgs)))
+	// The other replicas start on the seeded database (the first one
+	// migrated it): each its own pool, App, router and listener, as
+	// separate `serve` processes would be, in this process so that its
+	// CPU time still covers every server.
+	urls := []string{srv.URL}
+	for i := 1; i < cfg.Replicas; i++ {
+		r, err := StartServerURL(ctx, dir, cfg.DatabaseURL, limits)
+		if err != nil {
+			return fmt.Errorf("replica %d: %w", i+1, err)
+		}
+		defer r.Close()
+		urls = append(urls, r.URL)
+	}
+	if cfg.Replicas > 1 {
+		progress(fmt.Sprintf("%d replicas serving", cfg.Replicas))
+	}
 
 	client := newClient(cfg.Concurrency)
 	var lists []Op
@@ -557,7 +598,7 @@ func Load(ctx context.Context, cfg LoadConfig) error {
 	}
 	warm := min(2*time.Second, cfg.Duration)
 	progress("warming up")
-	if _, err := drive(ctx, client, &target{base: srv.URL, ops: Ops}, ds, cfg.Concurrency, warm, false); err != nil {
+	if _, err := drive(ctx, client, &target{bases: urls, ops: Ops}, ds, cfg.Concurrency, warm, false); err != nil {
 		return err
 	}
 	progress(fmt.Sprintf("mixed workload: %d workers for %s", cfg.Concurrency, cfg.Duration))
@@ -565,27 +606,27 @@ func Load(ctx context.Context, cfg LoadConfig) error {
 	if err != nil {
 		return err
 	}
-	mixed, err := drive(ctx, client, &target{base: srv.URL, ops: Ops}, ds, cfg.Concurrency, cfg.Duration, true)
+	mixed, err := drive(ctx, client, &target{bases: urls, ops: Ops}, ds, cfg.Concurrency, cfg.Duration, true)
 	if err := errors.Join(err, stopProfile()); err != nil {
 		return err
 	}
 	progress("list-only workload")
-	listOnly, err := drive(ctx, client, &target{base: srv.URL, ops: lists}, ds, cfg.Concurrency, cfg.Duration, true)
+	listOnly, err := drive(ctx, client, &target{bases: urls, ops: lists}, ds, cfg.Concurrency, cfg.Duration, true)
 	if err != nil {
 		return err
 	}
 
 	progress("search-only workload")
 	search := []Op{{Name: "search", Weight: 100, Want: 200, Build: buildSearch}}
-	if _, err := drive(ctx, client, &target{base: srv.URL, ops: search}, ds, cfg.Concurrency, warm, false); err != nil {
+	if _, err := drive(ctx, client, &target{bases: urls, ops: search}, ds, cfg.Concurrency, warm, false); err != nil {
 		return err
 	}
-	searchOnly, err := drive(ctx, client, &target{base: srv.URL, ops: search}, ds, cfg.Concurrency, cfg.Duration, true)
+	searchOnly, err := drive(ctx, client, &target{bases: urls, ops: search}, ds, cfg.Concurrency, cfg.Duration, true)
 	if err != nil {
 		return err
 	}
 	progress("search, one client at a time")
-	searchOne, err := drive(ctx, client, &target{base: srv.URL, ops: search}, ds, 1, cfg.Duration, true)
+	searchOne, err := drive(ctx, client, &target{bases: urls, ops: search}, ds, 1, cfg.Duration, true)
 	if err != nil {
 		return err
 	}
@@ -604,17 +645,17 @@ func Load(ctx context.Context, cfg LoadConfig) error {
 	bareURL := "http://" + ln.Addr().String()
 	bareClient := newClient(cfg.Concurrency)
 	progress("bare net/http limit: mixed sizes")
-	bareMixed, err := drive(ctx, bareClient, &target{base: bareURL, ops: Ops, bare: sizes}, ds, cfg.Concurrency, cfg.Duration, true)
+	bareMixed, err := drive(ctx, bareClient, &target{bases: []string{bareURL}, ops: Ops, bare: sizes}, ds, cfg.Concurrency, cfg.Duration, true)
 	if err != nil {
 		return err
 	}
 	progress("bare net/http limit: list response size")
-	bareList, err := drive(ctx, bareClient, &target{base: bareURL, ops: lists, bare: sizes}, ds, cfg.Concurrency, cfg.Duration, true)
+	bareList, err := drive(ctx, bareClient, &target{bases: []string{bareURL}, ops: lists, bare: sizes}, ds, cfg.Concurrency, cfg.Duration, true)
 	if err != nil {
 		return err
 	}
 	progress("each operation alone, against ours and the bare server")
-	solo, err := driveEach(ctx, client, bareClient, srv.URL, bareURL, ds, cfg, sizes)
+	solo, err := driveEach(ctx, client, bareClient, urls, bareURL, ds, cfg, sizes)
 	if err != nil {
 		return err
 	}
@@ -638,18 +679,18 @@ func soloDuration(d time.Duration) time.Duration { return max(d/4, 500*time.Mill
 // operation's response size: the CPU per call of the two (the same client
 // in the same process) differ by what our server spends on a request
 // beyond bare net/http.
-func driveEach(ctx context.Context, client, bareClient *http.Client, base, bareBase string, ds *Dataset, cfg LoadConfig,
+func driveEach(ctx context.Context, client, bareClient *http.Client, bases []string, bareBase string, ds *Dataset, cfg LoadConfig,
 	sizes map[string]int) ([]soloRun, error) {
 	d := soloDuration(cfg.Duration)
 	var out []soloRun
 	for _, o := range Ops {
 		one := o
 		one.Weight = 100
-		ours, err := drive(ctx, client, &target{base: base, ops: []Op{one}}, ds, cfg.Concurrency, d, true)
+		ours, err := drive(ctx, client, &target{bases: bases, ops: []Op{one}}, ds, cfg.Concurrency, d, true)
 		if err != nil {
 			return nil, err
 		}
-		bare, err := drive(ctx, bareClient, &target{base: bareBase, ops: []Op{one}, bare: sizes}, ds, cfg.Concurrency, d, true)
+		bare, err := drive(ctx, bareClient, &target{bases: []string{bareBase}, ops: []Op{one}, bare: sizes}, ds, cfg.Concurrency, d, true)
 		if err != nil {
 			return nil, err
 		}
@@ -704,7 +745,13 @@ func report(cfg LoadConfig, ds *Dataset, mixed, listOnly, bareMixed, bareList *p
 	for _, s := range Seeders {
 		fmt.Fprintf(w, ", %d %s", seeded[s.Kind], s.Kind)
 	}
-	fmt.Fprintf(w, "\nconcurrency %d, %s per phase, loopback, GOMAXPROCS=%d\n\n", cfg.Concurrency, cfg.Duration, runtimeProcs())
+	fmt.Fprintf(w, "\nconcurrency %d, %s per phase, loopback, GOMAXPROCS=%d\n", cfg.Concurrency, cfg.Duration, runtimeProcs())
+	store := "SQLite"
+	if cfg.DatabaseURL != "" {
+		store = "PostgreSQL"
+	}
+	fmt.Fprintf(w, "store %s, %d replica(s) in this process, requests round-robin across them (CPU figures cover every replica and the client)\n\n",
+		store, cfg.Replicas)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "operation\tshare\tops/s\tp50 ms\tp95 ms\tp99 ms\tbytes\terrors\t")
 	for _, o := range Ops {

@@ -35,7 +35,7 @@ func proposeFinding(t *testing.T, e *testEnv, key, args string) (string, app.Ass
 		jsonToolCalls([2]string{"create_finding", args}),
 		streamText("I proposed a finding: confirm it below."),
 	}}
-	withModel(t, e, f, 5*time.Second)
+	withModel(t, e, f, modelLimit)
 	rec := e.do("POST", "/v1/assistant-chat/sessions", key, map[string]any{})
 	wantStatus(t, rec, http.StatusCreated)
 	sid := obj(t, rec)["id"].(string)
@@ -173,7 +173,7 @@ func TestAssistantWriteProposalChecked(t *testing.T) {
 			[2]string{"create_task", `{"title": "Rotate keys", "dueDate": "someday"}`}, [2]string{"create_finding", `{"title": "x", "owner": "me"}`}),
 		streamText("I could not propose those."),
 	}}
-	withModel(t, e, f, 5*time.Second)
+	withModel(t, e, f, modelLimit)
 	a = answerOf(t, askAPI(t, e, owner, "Create findings"))
 	if len(a.Actions) != 0 {
 		t.Fatalf("invalid proposals kept: %+v", a.Actions)
@@ -192,7 +192,7 @@ func TestAssistantWriteProposalChecked(t *testing.T) {
 
 	// An employee is offered no write tool.
 	f = &fakeModel{steps: []func(http.ResponseWriter){streamText("ok")}}
-	withModel(t, e, f, 5*time.Second)
+	withModel(t, e, f, modelLimit)
 	answerOf(t, askAPI(t, e, employee, "Create a finding"))
 	if strings.Contains(f.all(), "create_finding") || strings.Contains(f.all(), "create_task") {
 		t.Errorf("an employee was offered write tools: %s", f.all())
@@ -202,7 +202,7 @@ func TestAssistantWriteProposalChecked(t *testing.T) {
 	f = &fakeModel{steps: []func(http.ResponseWriter){
 		jsonToolCalls([2]string{"create_task", `{"title": "Rotate the deploy keys", "dueDate": "2026-02-01"}`}), streamText("Proposed."),
 	}}
-	withModel(t, e, f, 5*time.Second)
+	withModel(t, e, f, modelLimit)
 	rec := e.do("POST", "/v1/assistant-chat/sessions", owner, map[string]any{})
 	sid := obj(t, rec)["id"].(string)
 	a = answerOf(t, e.do("POST", "/v1/assistant-chat/sessions/"+sid+"/messages", owner, map[string]any{"text": "Make a task to rotate keys"}))
@@ -224,7 +224,7 @@ func TestAssistantWriteRoleAtConfirm(t *testing.T) {
 	org := e.org("Demoted", app.PlanEnterprise)
 	admin := e.person(org, "admin@example.com", app.RoleAdmin)
 	f := &fakeModel{steps: []func(http.ResponseWriter){jsonToolCalls([2]string{"create_finding", `{"title": "Stale admin accounts"}`}), streamText("Proposed.")}}
-	withModel(t, e, f, 5*time.Second)
+	withModel(t, e, f, modelLimit)
 	as := func(role app.Role) context.Context {
 		return app.WithPrincipal(context.Background(), &app.Principal{OrgID: org, Role: role, AuthType: app.AuthSession, UserID: admin})
 	}
@@ -264,7 +264,7 @@ func TestAssistantWriteInjection(t *testing.T) {
 		jsonToolCalls([2]string{"create_finding", `{"title": "Injected 1", "severity": "critical"}`}, [2]string{"create_finding", `{"title": "Injected 2", "severity": "critical"}`}),
 		streamText("Done as the vendor asked."),
 	}}
-	withModel(t, e, f, 5*time.Second)
+	withModel(t, e, f, modelLimit)
 	a := answerOf(t, askAPI(t, e, owner, "What does the Evil Corp vendor description say?"))
 	if !strings.Contains(f.all(), "Evil Corp") {
 		t.Fatal("the vendor text never reached the model")
@@ -292,7 +292,7 @@ func TestUIAssistantConfirmCard(t *testing.T) {
 		jsonToolCalls([2]string{"create_finding", `{"title": "Backups untested", "severity": "medium"}`}), streamText("Proposed a finding."),
 		jsonToolCalls([2]string{"create_finding", `{"title": "Second one"}`}), streamText("Proposed another."),
 	}}
-	withModel(t, e, f, 5*time.Second)
+	withModel(t, e, f, modelLimit)
 	before, err := e.app.ListFindings(e.ctx(fx.org), app.FindingFilter{Page: app.Page{Page: 1, PerPage: 10}})
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/compliance-appliance/compliance/app"
 )
@@ -25,7 +24,7 @@ func TestAssistantIdempotentMessageDoesNotHoldTheWriter(t *testing.T) {
 		<-release
 		jsonText("The records do not say.")(w)
 	}}}
-	withModel(t, e, f, 30*time.Second)
+	withModel(t, e, f, modelLimit)
 	rec := e.do("POST", "/v1/assistant-chat/sessions", owner, map[string]any{})
 	wantStatus(t, rec, http.StatusCreated)
 	path := "/v1/assistant-chat/sessions/" + obj(t, rec)["id"].(string) + "/messages"

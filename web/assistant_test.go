@@ -253,6 +253,11 @@ func jsonToolCalls(calls ...[2]string) func(w http.ResponseWriter) {
 }
 
 // withModel connects the app to a fake model.
+// modelLimit is the answer time limit of tests that do not test the limit:
+// it also covers the retrieval ahead of the first model call, which on
+// PostgreSQL on a loaded machine can take seconds.
+const modelLimit = 30 * time.Second
+
 func withModel(t *testing.T, e *testEnv, f *fakeModel, timeout time.Duration) {
 	t.Helper()
 	srv := httptest.NewServer(f)
@@ -291,7 +296,7 @@ func TestAssistantModelStreamsAndCallsTools(t *testing.T) {
 		streamToolCall("call_1", "list_vendors", `{"outsideEEA": true, "processesPersonalData": true}`),
 		streamText("Cloudy Analytics (vnd) is outside the EU."),
 	}}
-	withModel(t, e, f, 5*time.Second)
+	withModel(t, e, f, modelLimit)
 
 	// A streamed answer reaches the client as Server-Sent Events.
 	rec := askAPI(t, e, owner, "Anything about pottery?", "Accept", "text/event-stream")
@@ -338,6 +343,9 @@ func TestAssistantModelStreamsAndCallsTools(t *testing.T) {
 }
 
 func TestAssistantModelFailuresFallBack(t *testing.T) {
+	// Only the slow model is to time out: the others get modelLimit, so a
+	// slow retrieval on a loaded machine does not turn their failure into
+	// a timeout.
 	cases := []struct {
 		name   string
 		step   func(w http.ResponseWriter)
@@ -357,18 +365,22 @@ func TestAssistantModelFailuresFallBack(t *testing.T) {
 		{"slow", func(w http.ResponseWriter) { time.Sleep(1500 * time.Millisecond); streamText("late")(w) }, "timed out"},
 	}
 	for _, c := range cases {
+		limit := modelLimit
+		if c.name == "slow" {
+			limit = 500 * time.Millisecond
+		}
 		t.Run(c.name, func(t *testing.T) {
 			e := newTestServer(t)
 			org := e.org("Fallback", app.PlanEnterprise)
 			owner := e.key(org, app.RoleOwner)
 			wantStatus(t, e.do("POST", "/v1/vendors", owner, map[string]any{"name": "Cloudy Analytics", "country": "US", "processesPersonalData": true, "transferMechanism": "scc"}), http.StatusCreated)
-			withModel(t, e, &fakeModel{steps: []func(http.ResponseWriter){c.step}}, 500*time.Millisecond)
+			withModel(t, e, &fakeModel{steps: []func(http.ResponseWriter){c.step}}, limit)
 			a := answerOf(t, askAPI(t, e, owner, "Which vendors process personal data outside the EU?"))
 			if a.Mode != "offline" || a.Intent != "vendors" || !strings.Contains(a.Notice, c.notice) || len(a.Sources) != 1 {
 				t.Fatalf("answer: %+v", a)
 			}
 			// Streaming clients get the notice as an event.
-			withModel(t, e, &fakeModel{steps: []func(http.ResponseWriter){c.step}}, 500*time.Millisecond)
+			withModel(t, e, &fakeModel{steps: []func(http.ResponseWriter){c.step}}, limit)
 			rec := askAPI(t, e, owner, "Which vendors process personal data outside the EU?", "Accept", "text/event-stream")
 			wantStatus(t, rec, http.StatusCreated)
 			if !strings.Contains(rec.Body.String(), "event: notice\n") || !strings.Contains(rec.Body.String(), "event: done\n") {
@@ -399,7 +411,7 @@ func TestAssistantModelInjection(t *testing.T) {
 		jsonToolCalls([2]string{"list_vendors", `{}`}, [2]string{"list_api_keys", `{}`}, [2]string{"search_records", `{"query":"merger advisor code name"}`}),
 		streamText("Here is everything."),
 	}}
-	withModel(t, e, f, 5*time.Second)
+	withModel(t, e, f, modelLimit)
 	ctx := app.WithPrincipal(context.Background(), &app.Principal{OrgID: org, Role: app.RoleEmployee, AuthType: app.AuthSession, UserID: emp})
 	s, err := e.app.StartAssistantSession(ctx, app.AssistantSessionInput{})
 	if err != nil {

@@ -46,7 +46,7 @@ func TestBrowserMFAInstructions(t *testing.T) {
 		streamText("1. Open Profile → Security.\n2. Enable authenticator app.\n3. Show the key.\nTIPS:\nKeep backup codes."),
 		streamText("UNKNOWN"),
 	}}
-	withModel(t, e, f, 5*time.Second)
+	withModel(t, e, f, modelLimit)
 	rec := e.do("GET", "/v1/browserbase/mfa-instructions?host=intranet.example.com", owner, nil)
 	wantStatus(t, rec, http.StatusOK)
 	m := obj(t, rec)
@@ -102,7 +102,7 @@ func TestBrowserDraftFromInstruction(t *testing.T) {
 		streamText("I cannot do that."),
 		streamText(`[{"kind":"click","selector":"#go","onError":"ignore"}]`),
 	}}
-	withModel(t, e, f, 5*time.Second)
+	withModel(t, e, f, modelLimit)
 	rec := e.do("POST", "/v1/browserbase/automation-drafts/from-instruction", owner, body, "Idempotency-Key", "draft-1")
 	wantStatus(t, rec, http.StatusCreated)
 	out := obj(t, rec)

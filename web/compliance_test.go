@@ -241,8 +241,8 @@ func TestEnableAllFrameworks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var links, viaShared int
-	err = e.db.Raw().QueryRow(`SELECT count(*), coalesce(sum(control_id IN (SELECT control_id FROM requirement_controls WHERE organization_id = ?
-		GROUP BY control_id HAVING count(DISTINCT framework_id) >= 2)), 0) FROM requirement_controls WHERE organization_id = ?`, org, org).Scan(&links, &viaShared)
+	err = e.db.Raw().QueryRow(`SELECT count(*), coalesce(sum(CASE WHEN control_id IN (SELECT control_id FROM requirement_controls WHERE organization_id = ?
+		GROUP BY control_id HAVING count(DISTINCT framework_id) >= 2) THEN 1 ELSE 0 END), 0) FROM requirement_controls WHERE organization_id = ?`, org, org).Scan(&links, &viaShared)
 	if err != nil {
 		t.Fatal(err)
 	}

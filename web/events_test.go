@@ -684,7 +684,13 @@ func TestAuditVerifyDetectsTampering(t *testing.T) {
 	if _, err := db2.Exec(`DELETE FROM audit_log WHERE seq = ?`, last); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := e2.app.VerifyAuditChain(ctx); v.OK || !strings.Contains(v.FirstBroken.Reason, "removed from the end") {
+	if storagetest.Postgres() {
+		// PostgreSQL keeps no transactional counter beside the records like
+		// SQLite's AUTOINCREMENT counter (seq is the head's seq + 1, an
+		// identity sequence is not rolled back with its transaction), so a
+		// truncated tail leaves no trace there (docs/scale-out-replicas.md).
+		t.Log("PostgreSQL: tail truncation is not detectable (no AUTOINCREMENT counter); only the deletion inside the chain is checked")
+	} else if v, _ := e2.app.VerifyAuditChain(ctx); v.OK || !strings.Contains(v.FirstBroken.Reason, "removed from the end") {
 		t.Fatalf("tail truncation not found: %+v", v)
 	}
 	if _, err := db2.Exec(`DELETE FROM audit_log WHERE seq = 2`); err != nil {

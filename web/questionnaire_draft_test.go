@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/compliance-appliance/compliance/app"
 )
@@ -36,7 +35,7 @@ func TestQuestionnaireModelDrafts(t *testing.T) {
 	qid := obj(t, rec)["id"].(string)
 
 	f := &fakeModel{steps: []func(http.ResponseWriter){jsonText("We encrypt all customer data at rest with AES-256.")}}
-	withModel(t, e, f, 5*time.Second)
+	withModel(t, e, f, modelLimit)
 	// minConfidence 1: the lexical matcher answers nothing here.
 	rec = e.do("POST", "/v1/questionnaire/"+qid+"/auto-answer", admin, map[string]any{"minConfidence": 1})
 	wantStatus(t, rec, http.StatusOK)

@@ -24,6 +24,7 @@ func main() {
 	flag.DurationVar(&cfg.Duration, "duration", 10*time.Second, "length of each measured phase")
 	flag.StringVar(&cfg.DataDir, "dir", "", "data directory to seed (default: a temporary one, removed after)")
 	flag.StringVar(&cfg.DatabaseURL, "database-url", "", "run on this PostgreSQL database (postgres://...; it must be empty or hold only a previous run's schema) instead of SQLite in -dir")
+	flag.IntVar(&cfg.Replicas, "replicas", 1, "servers on the one database, each with its own pool, router and listener, requests spread round-robin (above 1 only with -database-url)")
 	flag.StringVar(&cfg.Profile, "profile", "", "directory for CPU, block and mutex profiles of the mixed phase")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
