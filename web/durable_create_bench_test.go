@@ -39,6 +39,7 @@ func BenchmarkDurableCreate(b *testing.B) {
 					mu             sync.Mutex
 					batches, calls int
 					busy, commit   time.Duration
+					allocs         uint64
 					sizes          = map[int]int{}
 				)
 				e.db.SetBatchObserver(func(s storage.BatchStats) {
@@ -47,6 +48,7 @@ func BenchmarkDurableCreate(b *testing.B) {
 					calls += s.Calls
 					busy += s.Busy
 					commit += s.Commit
+					allocs += s.Allocs
 					sizes[s.Calls]++
 					mu.Unlock()
 				})
@@ -89,6 +91,10 @@ func BenchmarkDurableCreate(b *testing.B) {
 				b.ReportMetric(float64(commit.Microseconds())/float64(calls), "commit-us/create")
 				b.ReportMetric(float64((busy-commit).Microseconds())/float64(calls), "intx-us/create")
 				b.ReportMetric(float64(calls)/float64(batches), "calls/batch")
+				if par == 0 {
+					// Only the writer runs while one client waits for it.
+					b.ReportMetric(float64(allocs)/float64(calls), "writer-allocs/create")
+				}
 				var ks []int
 				for k := range sizes {
 					ks = append(ks, k)
