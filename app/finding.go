@@ -201,50 +201,78 @@ func (a *App) CreateFinding(ctx context.Context, in FindingCreate) (*Finding, er
 		CreatedAt: now, UpdatedAt: now}
 	shapeB := in.Content == nil && in.Title != nil
 	ve := NewValidationError()
-	var out *Finding
-	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		if in.TemplateID != nil && strings.TrimSpace(*in.TemplateID) != "" {
-			id := strings.TrimSpace(*in.TemplateID)
-			f.TemplateID = &id
-			t, err := a.store.GetFindingTemplate(ctx, p.OrgID, id)
-			switch {
-			case errors.Is(err, ErrNotFound):
-				ve.Add("templateId", CodeUnknownReference, id, "templateId must be a finding template of this organization")
-			case err != nil:
-				return err
-			default:
-				in.applyTemplate(t, shapeB)
-			}
+	// Validated before the write transaction, references read from
+	// committed state: the finding is complete before the transaction,
+	// which checks again only that its references still exist.
+	if in.TemplateID != nil && strings.TrimSpace(*in.TemplateID) != "" {
+		id := strings.TrimSpace(*in.TemplateID)
+		f.TemplateID = &id
+		t, err := a.store.GetFindingTemplate(ctx, p.OrgID, id)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			ve.Add("templateId", CodeUnknownReference, id, "templateId must be a finding template of this organization")
+		case err != nil:
+			return nil, fmt.Errorf("create finding: %w", err)
+		default:
+			in.applyTemplate(t, shapeB)
 		}
-		f.fill(&in, shapeB, ve)
-		if f.TaskID != nil {
-			ok, err := a.store.EntityExists(ctx, p.OrgID, EntityTask, *f.TaskID, "")
-			if err != nil {
+	}
+	f.fill(&in, shapeB, ve)
+	if err := a.checkFindingRefs(ctx, p.OrgID, f, ve); err != nil {
+		return nil, fmt.Errorf("create finding: %w", err)
+	}
+	if err := ve.Err(); err != nil {
+		return nil, fmt.Errorf("create finding: %w", err)
+	}
+	pm, err := a.prepare(ctx, Mutation{Action: "created", ResourceType: "finding", ResourceID: f.ID, After: f,
+		Events: []Event{{Type: EventFindingCreated, Data: f}}})
+	if err != nil {
+		return nil, fmt.Errorf("create finding: %w", err)
+	}
+	err = a.createTx(ctx, func(ctx context.Context) error {
+		if f.TemplateID != nil || f.TaskID != nil || len(f.LinkedControlIDs) > 0 {
+			ve := NewValidationError()
+			if f.TemplateID != nil {
+				if _, err := a.store.GetFindingTemplate(ctx, p.OrgID, *f.TemplateID); errors.Is(err, ErrNotFound) {
+					ve.Add("templateId", CodeUnknownReference, *f.TemplateID, "templateId must be a finding template of this organization")
+				} else if err != nil {
+					return err
+				}
+			}
+			if err := a.checkFindingRefs(ctx, p.OrgID, f, ve); err != nil {
 				return err
 			}
-			if !ok {
-				ve.Add("taskId", CodeUnknownReference, *f.TaskID, "taskId must be a task of this organization")
-			}
-		}
-		if len(f.LinkedControlIDs) > 0 {
-			if err := a.checkControlRefs(ctx, p.OrgID, "linkedControlIds", f.LinkedControlIDs, ve); err != nil {
+			if err := ve.Err(); err != nil {
 				return err
 			}
-		}
-		if err := ve.Err(); err != nil {
-			return err
 		}
 		if err := a.store.CreateFinding(ctx, p.OrgID, f); err != nil {
 			return err
 		}
-		out = f
-		return a.record(ctx, Mutation{Action: "created", ResourceType: "finding", ResourceID: f.ID, After: f,
-			Events: []Event{{Type: EventFindingCreated, Data: f}}})
+		return a.recordPrepared(ctx, pm)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create finding: %w", err)
 	}
-	return out, nil
+	return f, nil
+}
+
+// checkFindingRefs adds a validation error for a task or linked control
+// that is not of the organization.
+func (a *App) checkFindingRefs(ctx context.Context, orgID string, f *Finding, ve *ValidationError) error {
+	if f.TaskID != nil {
+		ok, err := a.store.EntityExists(ctx, orgID, EntityTask, *f.TaskID, "")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			ve.Add("taskId", CodeUnknownReference, *f.TaskID, "taskId must be a task of this organization")
+		}
+	}
+	if len(f.LinkedControlIDs) > 0 {
+		return a.checkControlRefs(ctx, orgID, "linkedControlIds", f.LinkedControlIDs, ve)
+	}
+	return nil
 }
 
 // applyTemplate fills fields the body leaves out from a template.

@@ -51,30 +51,7 @@ func (a *App) Idempotent(ctx context.Context, key, requestHash string, run func(
 		return nil, false, Invalid("Idempotency-Key", CodeTooLong, nil, "Idempotency-Key must be at most 255 characters")
 	}
 	check := func(ctx context.Context) (*StoredResponse, error) {
-		rec, err := a.store.GetIdempotency(ctx, p.OrgID, key)
-		if errors.Is(err, ErrNotFound) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if a.Now().Sub(rec.CreatedAt) >= IdempotencyTTL {
-			return nil, nil
-		}
-		if rec.RequestHash != requestHash {
-			return nil, Errorf(ErrConflict, "the Idempotency-Key %q was already used with a different request", key)
-		}
-		body, err := a.openIdempotentBody(p.OrgID, key, rec.Response.Body)
-		if err != nil {
-			// The request was carried out, but its stored answer can no
-			// longer be read (the data directory's key changed): running
-			// it again would apply it twice, so the retry is refused.
-			a.log.ErrorContext(ctx, "stored idempotent response unreadable", "organization_id", p.OrgID, "error", err)
-			return nil, Errorf(ErrConflict, "the request with Idempotency-Key %q was already carried out, but its stored response can no longer be read; "+
-				"check the result before repeating it under a new key", key)
-		}
-		rec.Response.Body = body
-		return &rec.Response, nil
+		return a.storedResponse(ctx, p.OrgID, key, requestHash)
 	}
 	if prev, err := check(ctx); err != nil || prev != nil {
 		return prev, prev != nil, err
@@ -103,6 +80,36 @@ func (a *App) Idempotent(ctx context.Context, key, requestHash string, run func(
 		return nil, false, fmt.Errorf("idempotent request: %w", err)
 	}
 	return resp, replayed, nil
+}
+
+// storedResponse is the live stored response for key, nil when there is
+// none; ErrConflict when the key was used with another request or its
+// response can no longer be read.
+func (a *App) storedResponse(ctx context.Context, orgID, key, requestHash string) (*StoredResponse, error) {
+	rec, err := a.store.GetIdempotency(ctx, orgID, key)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if a.Now().Sub(rec.CreatedAt) >= IdempotencyTTL {
+		return nil, nil
+	}
+	if rec.RequestHash != requestHash {
+		return nil, Errorf(ErrConflict, "the Idempotency-Key %q was already used with a different request", key)
+	}
+	body, err := a.openIdempotentBody(orgID, key, rec.Response.Body)
+	if err != nil {
+		// The request was carried out, but its stored answer can no
+		// longer be read (the data directory's key changed): running
+		// it again would apply it twice, so the retry is refused.
+		a.log.ErrorContext(ctx, "stored idempotent response unreadable", "organization_id", orgID, "error", err)
+		return nil, Errorf(ErrConflict, "the request with Idempotency-Key %q was already carried out, but its stored response can no longer be read; "+
+			"check the result before repeating it under a new key", key)
+	}
+	rec.Response.Body = body
+	return &rec.Response, nil
 }
 
 // idempotencyPendingTTL is how long a reservation of IdempotentOutsideTx

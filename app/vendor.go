@@ -325,6 +325,15 @@ func (a *App) CreateVendor(ctx context.Context, in VendorInput) (*Vendor, error)
 	}
 	v.checkRules(ve)
 	v.deriveRiskScore()
+	// Validated before the write transaction, the assignee read from
+	// committed state; the transaction checks again only that the assignee
+	// still exists.
+	if err := a.checkAssignee(ctx, p.OrgID, v.AssigneeID, ve); err != nil {
+		return nil, fmt.Errorf("create vendor: %w", err)
+	}
+	if err := ve.Err(); err != nil {
+		return nil, fmt.Errorf("create vendor: %w", err)
+	}
 	// The journal is rendered before the write transaction: the vendor
 	// is complete here and the transaction does not change it.
 	pm, err := a.prepare(ctx, Mutation{Action: "created", ResourceType: "vendor", ResourceID: v.ID, After: v,
@@ -332,12 +341,15 @@ func (a *App) CreateVendor(ctx context.Context, in VendorInput) (*Vendor, error)
 	if err != nil {
 		return nil, fmt.Errorf("create vendor: %w", err)
 	}
-	err = a.store.InTx(ctx, func(ctx context.Context) error {
-		if err := a.checkAssignee(ctx, p.OrgID, v.AssigneeID, ve); err != nil {
-			return err
-		}
-		if err := ve.Err(); err != nil {
-			return err
+	err = a.createTx(ctx, func(ctx context.Context) error {
+		if v.AssigneeID != nil {
+			ve := NewValidationError()
+			if err := a.checkAssignee(ctx, p.OrgID, v.AssigneeID, ve); err != nil {
+				return err
+			}
+			if err := ve.Err(); err != nil {
+				return err
+			}
 		}
 		if err := a.store.CreateVendor(ctx, p.OrgID, v); err != nil {
 			return err

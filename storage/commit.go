@@ -121,6 +121,11 @@ func (db *DB) commitLoop() {
 // runBatch runs the calls of one batch in one transaction.
 func (db *DB) runBatch(batch []*commitReq) {
 	bg := context.Background()
+	began := time.Now()
+	var allocs0 uint64
+	if db.batchObserver.Load() != nil {
+		allocs0 = heapAllocs()
+	}
 	tx, err := db.w.BeginTx(bg, nil)
 	if err != nil {
 		for _, r := range batch {
@@ -197,6 +202,10 @@ func (db *DB) runBatch(batch []*commitReq) {
 	err = tx.Commit()
 	if obs := db.commitObserver.Load(); obs != nil && err == nil {
 		(*obs)(len(ok), time.Since(start))
+	}
+	if obs := db.batchObserver.Load(); obs != nil && err == nil {
+		end := time.Now()
+		(*obs)(BatchStats{Calls: len(batch), Acked: len(ok), Busy: end.Sub(began), Commit: end.Sub(start), Allocs: heapAllocs() - allocs0})
 	}
 	if err != nil {
 		err = fmt.Errorf("commit: %w", mapErr(err))

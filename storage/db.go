@@ -41,6 +41,8 @@ type DB struct {
 	// commitObserver, when set, sees every group commit: the calls it
 	// acknowledged and how long COMMIT (with its fsync) took.
 	commitObserver atomic.Pointer[func(calls int, d time.Duration)]
+	// batchObserver, when set, sees every group commit's writer time.
+	batchObserver atomic.Pointer[func(BatchStats)]
 }
 
 var _ app.Store = (*DB)(nil)

@@ -20,7 +20,7 @@ func (s *Server) registersRoutes(handle routeFunc) {
 	handle("POST", "/v1/risks/{id}/restore", httpx.CanManage, s.restoreRisk)
 
 	handle("GET", "/v1/findings", httpx.CanRead, s.listFindings)
-	handle("POST", "/v1/findings", httpx.CanReview, s.createFinding)
+	handle("POST", "/v1/findings", httpx.CanReview.WriteAhead(), s.createFinding)
 	handle("GET", "/v1/findings/{id}", httpx.CanRead, s.getFinding)
 	handle("PATCH", "/v1/findings/{id}", httpx.CanReview, s.updateFinding)
 	handle("POST", "/v1/findings/{id}/close", httpx.CanReview, s.closeFinding)

@@ -10,7 +10,7 @@ import (
 // vendorRoutes registers the routes of the handlers in this file.
 func (s *Server) vendorRoutes(handle routeFunc) {
 	handle("GET", "/v1/vendors", httpx.CanRead, s.listVendors)
-	handle("POST", "/v1/vendors", httpx.CanManage, s.createVendor)
+	handle("POST", "/v1/vendors", httpx.CanManage.WriteAhead(), s.createVendor)
 	handle("GET", "/v1/vendors/{id}", httpx.CanRead, s.getVendor)
 	handle("PATCH", "/v1/vendors/{id}", httpx.CanManage, s.updateVendor)
 	handle("DELETE", "/v1/vendors/{id}", httpx.CanManage, s.deleteVendor)

@@ -23,6 +23,9 @@ type Access struct {
 	// idempotency transaction (it waits on something slow, such as a
 	// language model, and stores its own writes).
 	outsideTx bool
+	// writeAhead: under an Idempotency-Key the handler runs before the
+	// idempotency transaction, its write held back (see WriteAhead).
+	writeAhead bool
 	// prepare, when set, runs before the handler and outside any write
 	// transaction (see Prepare).
 	prepare PrepareFunc
@@ -51,6 +54,16 @@ func (a Access) Prepare(fn PrepareFunc) Access {
 // its response is stored after (app.IdempotentOutsideTx).
 func (a Access) OutsideTransaction() Access {
 	a.outsideTx = true
+	return a
+}
+
+// WriteAhead marks a create route whose handler makes its one write
+// through the app's held-back write transaction and whose response is
+// known before that write: under an Idempotency-Key the handler runs
+// outside the single writer and the writer only runs the write and stores
+// the response (app.IdempotentAhead).
+func (a Access) WriteAhead() Access {
+	a.writeAhead = true
 	return a
 }
 
@@ -170,8 +183,11 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 	}
 	var rec *recorder
 	run := s.app.Idempotent
-	if acc.outsideTx {
+	switch {
+	case acc.outsideTx:
 		run = s.app.IdempotentOutsideTx
+	case acc.writeAhead:
+		run = s.app.IdempotentAhead
 	}
 	resp, replayed, err := run(pr.Context(), key, hash, func(ctx context.Context) *app.StoredResponse {
 		rec = &recorder{header: http.Header{}}
