@@ -1,0 +1,7 @@
+package storage
+
+// SetReaderPoolSize bounds the reader pool (tests hold every connection).
+func (db *DB) SetReaderPoolSize(n int) {
+	db.r.SetMaxOpenConns(n)
+	db.r.SetMaxIdleConns(n)
+}
