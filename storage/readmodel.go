@@ -274,6 +274,7 @@ func cachedReadTx[T any](ctx context.Context, db *DB, orgID, resource, key strin
 	if err != nil {
 		return val, err
 	}
-	db.rm.put(k, ver, clone(val), size(val))
+	c := clone(val)
+	db.rm.put(k, ver, c, size(c))
 	return val, nil
 }

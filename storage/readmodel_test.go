@@ -27,7 +27,7 @@ type readModelEnv struct {
 	ds   *bench.Dataset
 }
 
-func newReadModelEnv(t *testing.T, orgs int, scale float64) *readModelEnv {
+func newReadModelEnv(t testing.TB, orgs int, scale float64) *readModelEnv {
 	t.Helper()
 	ctx := context.Background()
 	e := &readModelEnv{path: filepath.Join(t.TempDir(), "rm.db")}
