@@ -264,6 +264,9 @@ func cachedReadTx[T any](ctx context.Context, db *DB, orgID, resource, key strin
 	if err != nil {
 		return load(ctx)
 	}
+	if rt, ok := ctx.Value(readTxKey{}).(*readTx); ok {
+		rt.version, rt.versionOf, rt.hasVersion = ver, orgID+"\x00"+resource, true
+	}
 	k := orgID + "\x00" + resource + "\x00" + key
 	if v, ok := db.rm.get(k, ver); ok {
 		db.rm.hits.Add(1)

@@ -53,8 +53,12 @@ func clonePerson(p app.Person) app.Person {
 
 // ListVendors returns a page of vendors matching every filter.
 func (db *DB) ListVendors(ctx context.Context, orgID string, f app.VendorFilter) (app.List[app.Vendor], error) {
-	load := func(ctx context.Context) (app.List[app.Vendor], error) { return db.listVendorsSQL(ctx, orgID, f) }
 	k := filterKey("list", f)
+	load := func(ctx context.Context) (app.List[app.Vendor], error) {
+		all := f
+		all.Page, all.Sort = app.Page{}, ""
+		return db.listVendorsSQL(db.withTotal(ctx, orgID, "vendors", filterKey("total", all)), orgID, f)
+	}
 	if k == "" {
 		return load(ctx)
 	}

@@ -34,6 +34,12 @@ type readTx struct {
 	// pending are queries to prepare into the cache once the transaction
 	// has released its connection.
 	pending []string
+	// version is the read model's counter of versionOf (organization and
+	// resource) read in this transaction, when hasVersion (totals across
+	// pages are stored under it).
+	version    int64
+	versionOf  string
+	hasVersion bool
 }
 
 // stmt returns the cached statement for query bound to the transaction's

@@ -5,3 +5,6 @@ func (db *DB) SetReaderPoolSize(n int) {
 	db.r.SetMaxOpenConns(n)
 	db.r.SetMaxIdleConns(n)
 }
+
+// CountQueries is how many list counts ran in SQL.
+func CountQueries() int64 { return countQueries.Load() }
