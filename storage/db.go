@@ -231,11 +231,14 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) (err
 	return db.groupCommit(ctx, fn)
 }
 
-// rd returns the transaction in ctx, else the reader pool (with its
-// prepared statement cache).
+// rd returns the transaction in ctx (a write or a read transaction), else
+// the reader pool (with its prepared statement cache).
 func (db *DB) rd(ctx context.Context) querier {
 	if st, ok := ctx.Value(txKey{}).(*txState); ok {
 		return txQuerier{st}
+	}
+	if rt, ok := ctx.Value(readTxKey{}).(*readTx); ok {
+		return rt
 	}
 	return cachedReader{db.rs}
 }

@@ -19,13 +19,17 @@ import (
 // in the writing transaction itself: whichever process or code path
 // writes (the API, the CLI in another process, scheduler jobs, imports,
 // SCIM, sync, archive and restore, a migration, the sqlite3 shell), the
-// counter moves in the same commit as the rows. A cached read first reads
-// the counter (one indexed lookup on a reader connection, in a read
-// transaction that starts after the request arrived, so it sees every
-// write acknowledged before) and serves from memory only when the counter
-// equals the one read before the cached value was loaded. The counter is
-// read before the rows are, so a write committing in between makes the
-// value look older than it is, never newer: at worst a needless reload.
+// counter moves in the same commit as the rows. A cached read opens one
+// read transaction (readtx.go) that starts after the request arrived, so
+// it sees every write acknowledged before; its first statement reads the
+// counter (one indexed lookup), which fixes the transaction's snapshot,
+// and it serves from memory only when the counter equals the one read
+// before the cached value was loaded. On a miss the rows are read in the
+// same transaction, so from the counter's snapshot: the value stored
+// under a counter is exactly the data as of that counter. (Even in
+// separate transactions the argument would hold one way: a write
+// committing between the counter and the rows would make the value look
+// older than it is, never newer, at worst a needless reload.)
 //
 // This replaces the two signals a per-process design needs (commit hooks
 // of our own writer, PRAGMA data_version for other processes): a reader's
@@ -224,7 +228,7 @@ func WithoutReadModel(ctx context.Context) context.Context {
 // readVersion reads an organization's counter for a resource.
 func (db *DB) readVersion(ctx context.Context, orgID, resource string) (int64, error) {
 	var n int64
-	err := cachedReader{db.rs}.QueryRowContext(ctx, `SELECT n FROM read_versions WHERE organization_id = ? AND resource = ?`, orgID, resource).Scan(&n)
+	err := db.rd(ctx).QueryRowContext(ctx, `SELECT n FROM read_versions WHERE organization_id = ? AND resource = ?`, orgID, resource).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -234,18 +238,34 @@ func (db *DB) readVersion(ctx context.Context, orgID, resource string) (int64, e
 // cachedRead serves load's value from the read model while the
 // organization's counter for resource is unchanged. clone copies a value
 // so neither the caller nor the cache sees the other's changes; size
-// estimates its memory.
+// estimates its memory. The counter and load's reads run in one read
+// transaction (inReadTx).
 func cachedRead[T any](ctx context.Context, db *DB, orgID, resource, key string, load func(context.Context) (T, error),
 	clone func(T) T, size func(T) int64) (T, error) {
-	if !db.rm.enabled.Load() || ctx.Value(noReadModelKey{}) != nil {
+	if _, inTx := ctx.Value(txKey{}).(*txState); inTx {
 		return load(ctx)
 	}
-	if _, inTx := ctx.Value(txKey{}).(*txState); inTx {
+	var val T
+	err := db.inReadTx(ctx, func(ctx context.Context) error {
+		var err error
+		val, err = cachedReadTx(ctx, db, orgID, resource, key, load, clone, size)
+		return err
+	})
+	return val, err
+}
+
+// cachedReadTx is cachedRead inside its read transaction.
+func cachedReadTx[T any](ctx context.Context, db *DB, orgID, resource, key string, load func(context.Context) (T, error),
+	clone func(T) T, size func(T) int64) (T, error) {
+	if !db.rm.enabled.Load() || ctx.Value(noReadModelKey{}) != nil {
 		return load(ctx)
 	}
 	ver, err := db.readVersion(ctx, orgID, resource)
 	if err != nil {
 		return load(ctx)
+	}
+	if rt, ok := ctx.Value(readTxKey{}).(*readTx); ok {
+		rt.version, rt.versionOf, rt.hasVersion = ver, orgID+"\x00"+resource, true
 	}
 	k := orgID + "\x00" + resource + "\x00" + key
 	if v, ok := db.rm.get(k, ver); ok {
@@ -257,6 +277,7 @@ func cachedRead[T any](ctx context.Context, db *DB, orgID, resource, key string,
 	if err != nil {
 		return val, err
 	}
-	db.rm.put(k, ver, clone(val), size(val))
+	c := clone(val)
+	db.rm.put(k, ver, c, size(c))
 	return val, nil
 }

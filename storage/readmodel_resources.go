@@ -20,16 +20,6 @@ func filterKey(kind string, f any) string {
 	return kind + string(b)
 }
 
-// jsonSize estimates a value's memory as twice its JSON encoding plus a
-// fixed overhead per value.
-func jsonSize[T any](v T) int64 {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return 1 << 20
-	}
-	return int64(2*len(b)) + 256
-}
-
 func cloneList[T any](l app.List[T], item func(T) T) app.List[T] {
 	items := make([]T, len(l.Items))
 	for i, it := range l.Items {
@@ -63,20 +53,24 @@ func clonePerson(p app.Person) app.Person {
 
 // ListVendors returns a page of vendors matching every filter.
 func (db *DB) ListVendors(ctx context.Context, orgID string, f app.VendorFilter) (app.List[app.Vendor], error) {
-	load := func(ctx context.Context) (app.List[app.Vendor], error) { return db.listVendorsSQL(ctx, orgID, f) }
 	k := filterKey("list", f)
+	load := func(ctx context.Context) (app.List[app.Vendor], error) {
+		all := f
+		all.Page, all.Sort = app.Page{}, ""
+		return db.listVendorsSQL(db.withTotal(ctx, orgID, "vendors", filterKey("total", all)), orgID, f)
+	}
 	if k == "" {
 		return load(ctx)
 	}
 	return cachedRead(ctx, db, orgID, "vendors", k, load,
-		func(l app.List[app.Vendor]) app.List[app.Vendor] { return cloneList(l, cloneVendor) }, jsonSize)
+		func(l app.List[app.Vendor]) app.List[app.Vendor] { return cloneList(l, cloneVendor) }, listSize(vendorBytes, vendorSize))
 }
 
 // GetVendor returns one vendor.
 func (db *DB) GetVendor(ctx context.Context, orgID, id string) (*app.Vendor, error) {
 	return cachedRead(ctx, db, orgID, "vendors", "id"+id,
 		func(ctx context.Context) (*app.Vendor, error) { return db.getVendorSQL(ctx, orgID, id) },
-		func(v *app.Vendor) *app.Vendor { return clonePtr(v, cloneVendor) }, jsonSize)
+		func(v *app.Vendor) *app.Vendor { return clonePtr(v, cloneVendor) }, ptrSize(vendorBytes, vendorSize))
 }
 
 // ListFindings returns a page of findings matching every filter, oldest first.
@@ -87,14 +81,14 @@ func (db *DB) ListFindings(ctx context.Context, orgID string, f app.FindingFilte
 		return load(ctx)
 	}
 	return cachedRead(ctx, db, orgID, "findings", k, load,
-		func(l app.List[app.Finding]) app.List[app.Finding] { return cloneList(l, cloneFinding) }, jsonSize)
+		func(l app.List[app.Finding]) app.List[app.Finding] { return cloneList(l, cloneFinding) }, listSize(findingBytes, findingSize))
 }
 
 // GetFinding returns one finding with its linked controls.
 func (db *DB) GetFinding(ctx context.Context, orgID, id string) (*app.Finding, error) {
 	return cachedRead(ctx, db, orgID, "findings", "id"+id,
 		func(ctx context.Context) (*app.Finding, error) { return db.getFindingSQL(ctx, orgID, id) },
-		func(f *app.Finding) *app.Finding { return clonePtr(f, cloneFinding) }, jsonSize)
+		func(f *app.Finding) *app.Finding { return clonePtr(f, cloneFinding) }, ptrSize(findingBytes, findingSize))
 }
 
 // ListEvidence returns a page of evidence, newest first. Lists relative
@@ -109,14 +103,14 @@ func (db *DB) ListEvidence(ctx context.Context, orgID string, f app.EvidenceFilt
 		return load(ctx)
 	}
 	return cachedRead(ctx, db, orgID, "evidence", k, load,
-		func(l app.List[app.Evidence]) app.List[app.Evidence] { return cloneList(l, cloneEvidence) }, jsonSize)
+		func(l app.List[app.Evidence]) app.List[app.Evidence] { return cloneList(l, cloneEvidence) }, listSize(evidenceBytes, evidenceSize))
 }
 
 // GetEvidence returns one evidence record.
 func (db *DB) GetEvidence(ctx context.Context, orgID, id string) (*app.Evidence, error) {
 	return cachedRead(ctx, db, orgID, "evidence", "id"+id,
 		func(ctx context.Context) (*app.Evidence, error) { return db.getEvidenceSQL(ctx, orgID, id) },
-		func(e *app.Evidence) *app.Evidence { return clonePtr(e, cloneEvidence) }, jsonSize)
+		func(e *app.Evidence) *app.Evidence { return clonePtr(e, cloneEvidence) }, ptrSize(evidenceBytes, evidenceSize))
 }
 
 // ListPeople returns a page of members.
@@ -127,12 +121,12 @@ func (db *DB) ListPeople(ctx context.Context, orgID string, f app.PersonFilter) 
 		return load(ctx)
 	}
 	return cachedRead(ctx, db, orgID, "people", k, load,
-		func(l app.List[app.Person]) app.List[app.Person] { return cloneList(l, clonePerson) }, jsonSize)
+		func(l app.List[app.Person]) app.List[app.Person] { return cloneList(l, clonePerson) }, listSize(personBytes, personSize))
 }
 
 // GetPerson returns a member of the organization with their devices.
 func (db *DB) GetPerson(ctx context.Context, orgID, id string) (*app.Person, error) {
 	return cachedRead(ctx, db, orgID, "people", "id"+id,
 		func(ctx context.Context) (*app.Person, error) { return db.getPersonSQL(ctx, orgID, id) },
-		func(p *app.Person) *app.Person { return clonePtr(p, clonePerson) }, jsonSize)
+		func(p *app.Person) *app.Person { return clonePtr(p, clonePerson) }, ptrSize(personBytes, personSize))
 }

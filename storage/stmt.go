@@ -23,28 +23,44 @@ type stmtCache struct {
 
 func newStmtCache(db *sql.DB) *stmtCache { return &stmtCache{db: db, m: map[string]*sql.Stmt{}} }
 
-// get returns the prepared statement for query, or nil when the cache is
-// full (the caller then runs the query unprepared).
-func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {
+// lookup returns the cached statement for query, or nil; it never
+// prepares (a read transaction must not take a second connection).
+func (c *stmtCache) lookup(query string) *sql.Stmt {
 	c.mu.RLock()
-	st := c.m[query]
-	c.mu.RUnlock()
-	if st != nil {
+	defer c.mu.RUnlock()
+	return c.m[query]
+}
+
+// hasRoom reports whether the cache takes another statement.
+func (c *stmtCache) hasRoom() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.m) < maxCachedStmts
+}
+
+// get returns the prepared statement for query, or nil when the cache is
+// full (the caller then runs the query unprepared). It prepares without
+// holding the cache's lock: preparing waits for a pooled connection, and
+// read transactions holding connections look statements up under that
+// lock (readtx.go).
+func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st := c.lookup(query); st != nil {
 		return st, nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st := c.m[query]; st != nil {
-		return st, nil
-	}
-	if len(c.m) >= maxCachedStmts {
+	if !c.hasRoom() {
 		return nil, nil
 	}
 	st, err := c.db.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
+	if old := c.m[query]; old != nil || len(c.m) >= maxCachedStmts {
+		c.mu.Unlock()
+		return old, st.Close() // prepared twice at once, or full meanwhile
+	}
 	c.m[query] = st
+	c.mu.Unlock()
 	return st, nil
 }
 

@@ -178,7 +178,7 @@ func (db *DB) listVendorsSQL(ctx context.Context, orgID string, f app.VendorFilt
 			return out, err
 		}
 	} else {
-		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM vendors WHERE `+cond, args...).Scan(&out.Total); err != nil {
+		if err := countRows(ctx, q, `SELECT count(*) FROM vendors WHERE `+cond, args, &out.Total); err != nil {
 			return out, err
 		}
 		if f.Page.Offset() >= out.Total {
