@@ -17,10 +17,12 @@ run: build
 # vet runs with CGO_ENABLED=0 so its compile of the dependencies is the one
 # the end-to-end tests reuse when they build the static binary.
 # The tests start a throwaway PostgreSQL cluster beside them
-# (.ci/with-postgres) for the PostgreSQL store's tests.
+# (.ci/with-postgres): the whole suite runs on SQLite under the race
+# detector and, beside it at low priority, the store's, the domain's and
+# the API's tests run again on PostgreSQL (.ci/test-stores).
 test:
 	CGO_ENABLED=0 $(GO) vet ./...
-	CGO_ENABLED=1 .ci/with-postgres $(GO) test -race -count=1 -timeout 30m ./...
+	GO=$(GO) PG_PACKAGES='$(PG_PACKAGES)' .ci/with-postgres .ci/test-stores
 	$(MAKE) --no-print-directory fuzz
 
 # Runs every Go fuzz target of the module for FUZZTIME each (.ci/fuzz).
