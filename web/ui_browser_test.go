@@ -86,7 +86,9 @@ func absDiff(a, b uint32) uint32 {
 // through and its redirect landed, not the page it was sent from.
 func waitNotice(text string) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-		js := `(function(){var n=document.querySelector(".notice");return !!n && n.textContent.indexOf(` + strconv.Quote(text) + `)>=0;})()`
+		// The page must also have finished loading: acting on a page still
+		// being parsed can hit nodes the browser renumbers once it is done.
+		js := `(function(){var n=document.querySelector(".notice");return document.readyState==="complete" && !!n && n.textContent.indexOf(` + strconv.Quote(text) + `)>=0;})()`
 		for {
 			ok, err := chromedp.Evaluate[bool](js)(ctx, tg)
 			if err == nil && ok {
