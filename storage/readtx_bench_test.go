@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -21,35 +20,7 @@ import (
 // totals across pages off.
 func BenchmarkListConcurrent(b *testing.B) {
 	ctx := context.Background()
-	path := filepath.Join(b.TempDir(), "concurrent.db")
-	db, err := Open(ctx, path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := db.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
-	a := app.New(db, nil, nil, app.Config{})
-	var orgs []string
-	for i := 0; i < 20; i++ {
-		o, err := a.CreateOrganization(ctx, "Org", app.PlanEnterprise)
-		if err != nil {
-			b.Fatal(err)
-		}
-		orgs = append(orgs, o.ID)
-		if _, err := db.w.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 999)
-			INSERT INTO vendors (organization_id, id, name, description, category, status, inherent_probability, inherent_impact,
-				criticality, dpa_status, sub_processors, created_at, updated_at)
-			SELECT ?, 'vnd_' || ? || printf('%06d', i), 'Vendor ' || i, 'A supplier of services to the organization, number ' || i,
-				CASE i % 3 WHEN 0 THEN 'cloud' WHEN 1 THEN 'hr' ELSE 'saas' END, 'active', 'medium', 'medium', 'medium',
-				'not_required', '[]', '2026-01-15T10:00:00.000Z', '2026-01-15T10:00:00.000Z' FROM n`, o.ID, o.ID); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := db.Optimize(ctx); err != nil {
-		b.Fatal(err)
-	}
-	db.Close()
+	path, orgs := seedVendorOrgs(b, "concurrent.db")
 	categories := []string{"", "cloud", "hr", "saas"}
 	defer func() { totalsAcrossPages = true }()
 	for _, mode := range []string{"reads", "mixed", "mixed/nototals", "pages", "pages/nototals"} {
